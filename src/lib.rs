@@ -1,0 +1,15 @@
+//! kvledger: cache accounting for LLM-inference benchmark results.
+//!
+//! The core (everything but `wasm`) is plain Rust with no wasm types: readers turn AIPerf
+//! artifacts into typed models, `inspect` summarises what evidence a run carries. The `wasm`
+//! module only converts types and maps errors for the npm package.
+
+pub mod error;
+pub mod inspect;
+pub mod model;
+pub mod read;
+
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
+
+pub use error::{ErrorCode, Position, ReadError};

@@ -1,0 +1,22 @@
+//! Typed models of every input kvledger reads. Readers (`crate::read`) build them; nothing
+//! here parses bytes. Epoch-nanosecond fields are `u64` end to end (they exceed 2^53).
+
+pub mod launch;
+pub mod profile;
+pub mod scrape;
+pub mod server_metrics;
+
+pub use launch::{LaunchFacts, Role};
+pub use profile::{Phase, ProfileExport, ProfileEra, RecordError, RequestRecord, RunSummary};
+pub use scrape::{Sample, SampleValue, Scrape, ScrapeFamily, ScrapeSet, ScrapeSource};
+pub use server_metrics::{
+    Bucket, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats, HistogramStats,
+    MetricType, PhaseTimeRanges, Series, ServerMetricsExport, ServerMetricsFormat, Stats,
+    TimeRange, Timeslice,
+};
+
+use std::collections::BTreeMap;
+
+/// A series' label set. Ordered, so output is deterministic; a Rust map, so keys such as
+/// `__proto__` or `constructor` are plain data (they cross to JS as a `Map`).
+pub type Labels = BTreeMap<String, String>;

@@ -1,0 +1,66 @@
+//! Raw cumulative scrapes: AIPerf's `server_metrics_export.jsonl`, or Prometheus text
+//! captures of `/metrics` taken at known times (e.g. before and after a run).
+
+use super::{Bucket, Labels, MetricType, Phase};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScrapeSource {
+    /// `server_metrics_export.jsonl` (no type information in the file).
+    Jsonl,
+    /// Prometheus text exposition (`# TYPE` lines give the types).
+    PrometheusText,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScrapeSet {
+    pub source: ScrapeSource,
+    /// In file order; readers do not sort (endpoints interleave in the JSONL).
+    pub scrapes: Vec<Scrape>,
+    /// Distinct families present but not kept by the caller's filter.
+    pub skipped_families: u32,
+}
+
+/// One scrape of one endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scrape {
+    pub endpoint_url: String,
+    /// Epoch ns of the scrape. Always known for JSONL; for a Prometheus text capture it comes
+    /// from the caller (`CaptureMeta`) or from sample timestamps, else `None` (untimed: the
+    /// capture is evidence of values, not of when they held).
+    pub timestamp_ns: Option<u64>,
+    /// Native JSONL `benchmark_phase`; `None` when absent or null (the baseline scrape).
+    pub phase: Option<Phase>,
+    pub families: Vec<ScrapeFamily>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScrapeFamily {
+    /// Family name with the counter `_total` stripped as AIPerf does (Prometheus text), or
+    /// exactly as written (JSONL).
+    pub name: String,
+    /// Known from `# TYPE` in Prometheus text; `None` in JSONL.
+    pub metric_type: Option<MetricType>,
+    pub help: Option<String>,
+    pub samples: Vec<Sample>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sample {
+    pub labels: Labels,
+    pub value: SampleValue,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum SampleValue {
+    /// Counter, gauge or untyped value. NaN and infinities are kept as read.
+    Scalar { value: f64 },
+    /// Cumulative-by-`le` buckets with sum and count.
+    Histogram {
+        buckets: Vec<Bucket>,
+        sum: Option<f64>,
+        count: Option<f64>,
+    },
+}

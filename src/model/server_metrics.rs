@@ -1,0 +1,217 @@
+//! The AIPerf server-metrics export (JSON schema 1.0 / 1.1, or the CSV with stats only).
+
+use super::Labels;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "lowercase")]
+pub enum MetricType {
+    Counter,
+    Gauge,
+    Histogram,
+    /// Untyped Prometheus families; AIPerf gives them gauge-shaped stats.
+    Unknown,
+}
+
+impl MetricType {
+    pub fn parse(s: &str) -> Option<MetricType> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "counter" => Some(MetricType::Counter),
+            "gauge" => Some(MetricType::Gauge),
+            "histogram" => Some(MetricType::Histogram),
+            "unknown" | "untyped" => Some(MetricType::Unknown),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetricType::Counter => "counter",
+            MetricType::Gauge => "gauge",
+            MetricType::Histogram => "histogram",
+            MetricType::Unknown => "unknown",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "lowercase")]
+pub enum ServerMetricsFormat {
+    Json,
+    Csv,
+}
+
+/// One server-metrics export file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerMetricsExport {
+    pub format: ServerMetricsFormat,
+    pub schema_version: Option<String>,
+    pub aiperf_version: Option<String>,
+    pub benchmark_id: Option<String>,
+    pub summary: ExportSummary,
+    /// Schema 1.1 only: which phase `metrics` describes (always "profiling" in practice).
+    pub metrics_phase: Option<String>,
+    /// Profiling-phase families, sorted by name.
+    pub metrics: Vec<Family>,
+    /// Schema 1.1 only: warmup-phase families (same shape), sorted by name.
+    pub warmup_metrics: Vec<Family>,
+    /// Families present in the file but not kept by the caller's family filter.
+    pub skipped_families: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct ExportSummary {
+    pub endpoints_configured: Vec<String>,
+    pub endpoints_successful: Vec<String>,
+    /// Naive local-time ISO strings as AIPerf writes them (no timezone: never assume UTC).
+    pub start_time: Option<String>,
+    pub end_time: Option<String>,
+    pub endpoint_info: BTreeMap<String, EndpointInfo>,
+    pub phase_time_ranges: PhaseTimeRanges,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct EndpointInfo {
+    pub total_fetches: Option<u64>,
+    pub first_fetch_ns: Option<u64>,
+    pub last_fetch_ns: Option<u64>,
+    pub avg_fetch_latency_ms: Option<f64>,
+    pub unique_updates: Option<u64>,
+    pub first_update_ns: Option<u64>,
+    pub last_update_ns: Option<u64>,
+    pub duration_seconds: Option<f64>,
+    pub avg_update_interval_ms: Option<f64>,
+    pub median_update_interval_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct PhaseTimeRanges {
+    pub profiling: Option<TimeRange>,
+    pub warmup: Option<TimeRange>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct TimeRange {
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// One metric family: its name as exported (AIPerf strips a counter's `_total`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Family {
+    pub name: String,
+    pub metric_type: MetricType,
+    pub description: String,
+    pub unit: Option<String>,
+    pub series: Vec<Series>,
+}
+
+/// Identity = (family, endpoint_url, labels).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Series {
+    pub endpoint_url: String,
+    pub labels: Labels,
+    pub stats: Stats,
+    pub timeslices: Vec<Timeslice>,
+    /// Histograms only: cumulative-by-`le` counts, keys exactly as scraped, in file order.
+    pub buckets: Option<Vec<Bucket>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Stats {
+    Counter(CounterStats),
+    /// Gauges and `unknown` families.
+    Gauge(GaugeStats),
+    Histogram(HistogramStats),
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct CounterStats {
+    pub total: Option<f64>,
+    pub rate: Option<f64>,
+    pub rate_avg: Option<f64>,
+    pub rate_min: Option<f64>,
+    pub rate_max: Option<f64>,
+    pub rate_std: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct GaugeStats {
+    pub avg: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub std: Option<f64>,
+    pub p1: Option<f64>,
+    pub p5: Option<f64>,
+    pub p10: Option<f64>,
+    pub p25: Option<f64>,
+    pub p50: Option<f64>,
+    pub p75: Option<f64>,
+    pub p90: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct HistogramStats {
+    pub count: Option<f64>,
+    pub count_rate: Option<f64>,
+    pub sum: Option<f64>,
+    pub sum_rate: Option<f64>,
+    pub avg: Option<f64>,
+    pub p1_estimate: Option<f64>,
+    pub p5_estimate: Option<f64>,
+    pub p10_estimate: Option<f64>,
+    pub p25_estimate: Option<f64>,
+    pub p50_estimate: Option<f64>,
+    pub p75_estimate: Option<f64>,
+    pub p90_estimate: Option<f64>,
+    pub p95_estimate: Option<f64>,
+    pub p99_estimate: Option<f64>,
+}
+
+/// One timeslice. Which value fields are present depends on the family type:
+/// counter `total`/`rate`; gauge `avg`/`min`/`max`; histogram `count`/`sum`/`avg`/`buckets`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Timeslice {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// False only on a clipped last slice (AIPerf omits the field when complete).
+    pub is_complete: bool,
+    pub total: Option<f64>,
+    pub rate: Option<f64>,
+    pub avg: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub count: Option<f64>,
+    pub sum: Option<f64>,
+    pub buckets: Option<Vec<Bucket>>,
+}
+
+/// A histogram bucket: the `le` key exactly as the server printed it and its cumulative count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bucket {
+    pub le: String,
+    pub count: f64,
+}
+
+impl Bucket {
+    /// The numeric upper bound (`+Inf` sorts last); `None` if the key is not a number.
+    pub fn upper_bound(&self) -> Option<f64> {
+        crate::read::prometheus_text::parse_prom_float(&self.le)
+    }
+}
+
+impl ServerMetricsExport {
+    /// Profiling families followed by warmup families, each tagged with its phase.
+    pub fn families(&self) -> impl Iterator<Item = (&'static str, &Family)> {
+        self.metrics
+            .iter()
+            .map(|f| ("profiling", f))
+            .chain(self.warmup_metrics.iter().map(|f| ("warmup", f)))
+    }
+}

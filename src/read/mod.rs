@@ -1,0 +1,27 @@
+//! Readers: bytes in, typed models (`crate::model`) out. One module per format; `artifact`
+//! recognises a file's format, `run` assembles one benchmark point from its files.
+//!
+//! Every reader takes the file's display name (for errors), a `std::io` reader (so the CLI
+//! streams multi-GB files and WASM reads from a slice), and, where a file carries metrics, a
+//! `FamilyFilter` so unwanted families are skipped without being built.
+
+pub mod artifact;
+pub mod filter;
+pub mod launch;
+pub mod names;
+pub mod profile_jsonl;
+pub mod profile_summary;
+pub mod prometheus_text;
+pub mod run;
+pub mod run_dir;
+pub mod scrape_jsonl;
+pub mod server_csv;
+pub mod server_json;
+
+pub use artifact::{classify, ArtifactKind};
+pub use filter::FamilyFilter;
+pub use names::canonical_family;
+pub use run::{read_run, CaptureMeta, InputFile, Run, RunOptions};
+
+/// Where a Prometheus text capture was scraped from and when.
+pub use prometheus_text::read_prometheus_text;

@@ -1,0 +1,264 @@
+//! One benchmark point ("run") assembled from its files, whatever order they come in.
+
+use super::artifact::{classify, ArtifactKind};
+use super::filter::FamilyFilter;
+use super::launch::read_launch_json;
+use super::profile_jsonl::read_profile_jsonl;
+use super::profile_summary::read_run_summary;
+use super::prometheus_text::read_prometheus_text;
+use super::scrape_jsonl::read_scrapes_jsonl;
+use super::server_csv::read_server_metrics_csv;
+use super::server_json::read_server_metrics_json;
+use crate::error::{ErrorCode, Position, ReadError};
+use crate::model::{LaunchFacts, ProfileExport, RunSummary, Scrape, ServerMetricsExport};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+
+/// Bytes of one input file, or (native only) a path to stream it from.
+#[derive(Debug, Clone)]
+pub enum InputData<'a> {
+    Bytes(&'a [u8]),
+    Path(PathBuf),
+}
+
+/// One input file: the name used for format recognition and in errors, and its content.
+#[derive(Debug, Clone)]
+pub struct InputFile<'a> {
+    pub name: String,
+    pub data: InputData<'a>,
+}
+
+impl<'a> InputFile<'a> {
+    pub fn bytes(name: impl Into<String>, bytes: &'a [u8]) -> Self {
+        InputFile {
+            name: name.into(),
+            data: InputData::Bytes(bytes),
+        }
+    }
+
+    pub fn path(name: impl Into<String>, path: PathBuf) -> Self {
+        InputFile {
+            name: name.into(),
+            data: InputData::Path(path),
+        }
+    }
+
+    fn open(&self) -> Result<Box<dyn BufRead + 'a>, ReadError> {
+        match &self.data {
+            InputData::Bytes(b) => Ok(Box::new(*b)),
+            InputData::Path(p) => {
+                let f = std::fs::File::open(p).map_err(|e| {
+                    ReadError::whole(ErrorCode::Io, &self.name, format!("cannot open: {e}"))
+                })?;
+                Ok(Box::new(BufReader::with_capacity(1 << 20, f)))
+            }
+        }
+    }
+
+    /// The first bytes, for format sniffing.
+    fn head(&self) -> Result<Vec<u8>, ReadError> {
+        let mut buf = Vec::with_capacity(4096);
+        self.open()?
+            .take(4096)
+            .read_to_end(&mut buf)
+            .map_err(|e| ReadError::whole(ErrorCode::Io, &self.name, format!("cannot read: {e}")))?;
+        Ok(buf)
+    }
+
+    fn read_text(&self) -> Result<String, ReadError> {
+        let mut buf = Vec::new();
+        self.open()?
+            .read_to_end(&mut buf)
+            .map_err(|e| ReadError::whole(ErrorCode::Io, &self.name, format!("cannot read: {e}")))?;
+        String::from_utf8(buf).map_err(|e| {
+            let mut pos = Position::default();
+            pos.byte_offset = Some(crate::error::clamp_u32(e.utf8_error().valid_up_to()));
+            ReadError::new(ErrorCode::NotUtf8, &self.name, pos, "the file is not UTF-8 text")
+        })
+    }
+}
+
+/// Where and when a Prometheus text capture was taken. Captures carry neither in their text
+/// (unless samples have timestamps), so the caller says it, or a `captures.json` manifest does.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CaptureMeta {
+    /// Full scrape URL, e.g. `http://10.0.0.5:8000/metrics`.
+    #[serde(default)]
+    pub endpoint_url: Option<String>,
+    /// Epoch ns at which the capture was taken.
+    #[serde(default)]
+    pub timestamp_ns: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub families: FamilyFilter,
+    /// Capture metadata by file name (base name); overrides a manifest in the inputs.
+    pub captures: BTreeMap<String, CaptureMeta>,
+    /// Launch facts given by the caller; override a launch file among the inputs.
+    pub launch: Option<LaunchFacts>,
+}
+
+/// A file the run was assembled from, with what it was recognised as.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct RunFile {
+    pub name: String,
+    pub kind: ArtifactKind,
+}
+
+/// Everything read for one benchmark point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Run {
+    /// Inputs sorted by name.
+    pub files: Vec<RunFile>,
+    pub server_json: Option<ServerMetricsExport>,
+    pub server_csv: Option<ServerMetricsExport>,
+    /// Raw scrapes from the JSONL and from Prometheus text captures, sorted by endpoint,
+    /// then time (untimed captures last), then file order.
+    pub scrapes: Vec<Scrape>,
+    /// Which file each scrape of `scrapes` came from (parallel vector).
+    pub scrape_files: Vec<String>,
+    pub profile: Option<ProfileExport>,
+    pub summary: Option<RunSummary>,
+    pub launch: Option<LaunchFacts>,
+}
+
+#[derive(Deserialize)]
+struct CaptureManifestEntry {
+    file: String,
+    #[serde(flatten)]
+    meta: CaptureMeta,
+}
+
+#[derive(Deserialize)]
+struct CaptureManifest {
+    captures: Vec<CaptureManifestEntry>,
+}
+
+fn base_name(name: &str) -> &str {
+    name.rsplit(['/', '\\']).next().unwrap_or(name)
+}
+
+fn only_once<T>(slot: &mut Option<(String, T)>, name: &str, value: T) -> Result<(), ReadError> {
+    if let Some((first, _)) = slot {
+        return Err(ReadError::whole(
+            ErrorCode::DuplicateInput,
+            name,
+            format!("a run takes one file of this kind; `{first}` was given too"),
+        ));
+    }
+    *slot = Some((name.to_string(), value));
+    Ok(())
+}
+
+/// Read every file of one run. Files are processed in name order, so the result does not
+/// depend on the order the caller lists them in.
+pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, ReadError> {
+    let mut order: Vec<&InputFile<'_>> = inputs.iter().collect();
+    order.sort_by(|a, b| a.name.cmp(&b.name));
+
+    let mut kinds = Vec::with_capacity(order.len());
+    for f in &order {
+        kinds.push(classify(&f.name, &f.head()?));
+    }
+
+    let mut captures = BTreeMap::new();
+    for (f, kind) in order.iter().zip(&kinds) {
+        if *kind == ArtifactKind::CaptureManifest {
+            let text = f.read_text()?;
+            let de = &mut serde_json::Deserializer::from_str(&text);
+            let manifest: CaptureManifest = serde_path_to_error::deserialize(de).map_err(|e| {
+                ReadError::from_json(&f.name, e.inner(), Some(e.path().to_string()))
+            })?;
+            for entry in manifest.captures {
+                captures.insert(base_name(&entry.file).to_string(), entry.meta);
+            }
+        }
+    }
+    for (k, v) in &options.captures {
+        captures.insert(base_name(k).to_string(), v.clone());
+    }
+
+    let mut server_json = None;
+    let mut server_csv = None;
+    let mut profile = None;
+    let mut summary = None;
+    let mut launch_file = None;
+    let mut scrapes: Vec<(Scrape, String, usize)> = Vec::new();
+    let mut files = Vec::with_capacity(order.len());
+
+    for (f, kind) in order.iter().zip(kinds) {
+        files.push(RunFile {
+            name: f.name.clone(),
+            kind,
+        });
+        match kind {
+            ArtifactKind::ServerMetricsJson => {
+                let export = read_server_metrics_json(&f.name, f.open()?, &options.families)?;
+                only_once(&mut server_json, &f.name, export)?;
+            }
+            ArtifactKind::ServerMetricsCsv => {
+                let export = read_server_metrics_csv(&f.name, f.open()?, &options.families)?;
+                only_once(&mut server_csv, &f.name, export)?;
+            }
+            ArtifactKind::ServerMetricsJsonl => {
+                let set = read_scrapes_jsonl(&f.name, f.open()?, &options.families)?;
+                for s in set.scrapes {
+                    let seq = scrapes.len();
+                    scrapes.push((s, f.name.clone(), seq));
+                }
+            }
+            ArtifactKind::PrometheusText => {
+                let meta = captures.get(base_name(&f.name)).cloned().unwrap_or_default();
+                let s = read_prometheus_text(&f.name, f.open()?, &meta, &options.families)?;
+                let seq = scrapes.len();
+                scrapes.push((s, f.name.clone(), seq));
+            }
+            ArtifactKind::ProfileJsonl => {
+                let p = read_profile_jsonl(&f.name, f.open()?)?;
+                only_once(&mut profile, &f.name, p)?;
+            }
+            ArtifactKind::RunSummary => {
+                let s = read_run_summary(&f.name, f.open()?)?;
+                only_once(&mut summary, &f.name, s)?;
+            }
+            ArtifactKind::LaunchFacts => {
+                let l = read_launch_json(&f.name, &f.read_text()?)?;
+                only_once(&mut launch_file, &f.name, l)?;
+            }
+            ArtifactKind::CaptureManifest | ArtifactKind::Other => {}
+        }
+    }
+
+    let recognised = files.iter().any(|f| {
+        !matches!(f.kind, ArtifactKind::Other | ArtifactKind::CaptureManifest)
+    });
+    if !recognised {
+        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+        return Err(ReadError::whole(
+            ErrorCode::NoArtifacts,
+            &names.join(", "),
+            "no AIPerf artifact among the inputs (expected server_metrics_export.{json,csv,jsonl}, profile_export.jsonl, profile_export_aiperf.json or Prometheus captures)",
+        ));
+    }
+
+    scrapes.sort_by(|(a, fa, sa), (b, fb, sb)| {
+        (&a.endpoint_url, a.timestamp_ns.is_none(), a.timestamp_ns, fa, sa)
+            .cmp(&(&b.endpoint_url, b.timestamp_ns.is_none(), b.timestamp_ns, fb, sb))
+    });
+    let (scrapes, scrape_files): (Vec<Scrape>, Vec<String>) =
+        scrapes.into_iter().map(|(s, f, _)| (s, f)).unzip();
+
+    Ok(Run {
+        files,
+        server_json: server_json.map(|(_, v)| v),
+        server_csv: server_csv.map(|(_, v)| v),
+        scrapes,
+        scrape_files,
+        profile: profile.map(|(_, v)| v),
+        summary: summary.map(|(_, v)| v),
+        launch: options.launch.clone().or(launch_file.map(|(_, v)| v)),
+    })
+}

@@ -1,0 +1,1 @@
+//! PLACEHOLDER: replaced by run-directory discovery.

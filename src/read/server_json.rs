@@ -1,0 +1,12 @@
+//! PLACEHOLDER: replaced by the server-metrics JSON reader.
+use crate::error::{ErrorCode, ReadError};
+use crate::model::ServerMetricsExport;
+use crate::read::FamilyFilter;
+
+pub fn read_server_metrics_json<R: std::io::Read>(
+    file: &str,
+    _reader: R,
+    _filter: &FamilyFilter,
+) -> Result<ServerMetricsExport, ReadError> {
+    Err(ReadError::whole(ErrorCode::UnknownFormat, file, "unwritten"))
+}
