@@ -158,8 +158,8 @@ impl fmt::Display for Position {
 }
 
 /// A reader error: stable code, the file it concerns, where in it, and a human message.
+/// (In JS it is thrown as an `Error` named `ReadError`: see `KvledgerError` in the d.ts.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "camelCase")]
 pub struct ReadError {
     pub code: ErrorCode,

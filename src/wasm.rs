@@ -1,0 +1,279 @@
+//! The npm package's API. Bindings only: convert JS values to core types and back, map core
+//! errors to JS `Error`s with a stable `name` and `code`. No logic lives here.
+//!
+//! Conventions at the boundary:
+//! - epoch-ns and other 64-bit integers are `bigint` both ways (they exceed 2^53);
+//! - absent optional outputs are omitted (`undefined`), never `null`;
+//! - errors are thrown as `Error` with `name` (`"ReadError"` for input that cannot be read,
+//!   `"OptionsError"` for a bad call) and `code` (see `ErrorCode` in the d.ts).
+
+use crate::error::{ErrorCode, ReadError};
+use crate::inspect::{inspect_run, RunInspection, CONTRACT_VERSION};
+use crate::read::{
+    launch::{launch_from_env, read_launch_json},
+    read_run, CaptureMeta, FamilyFilter, InputFile, RunOptions,
+};
+use serde::de::{Deserializer, Visitor};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use tsify::{Ts, Tsify};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_ERRORS: &'static str = r#"
+/** The `name` of every error kvledger throws. */
+export type KvledgerErrorName = "ReadError" | "OptionsError";
+
+/** An error thrown by kvledger. Switch on `code`; `message` is for people. */
+export interface KvledgerError extends Error {
+    name: KvledgerErrorName;
+    code: ErrorCode;
+    /** The input file concerned (ReadError). */
+    file?: string;
+    /** Where in the file (ReadError). */
+    position?: Position;
+}
+
+/** True when `value` is an error thrown by kvledger. */
+export function isKvledgerError(value: unknown): value is KvledgerError;
+"#;
+
+/// Bytes given as a `Uint8Array` (or `ArrayBuffer` / number array).
+#[derive(Debug, Default)]
+struct Bytes(Vec<u8>);
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a Uint8Array")
+            }
+            fn visit_byte_buf<E>(self, v: Vec<u8>) -> Result<Bytes, E> {
+                Ok(Bytes(v))
+            }
+            fn visit_bytes<E>(self, v: &[u8]) -> Result<Bytes, E> {
+                Ok(Bytes(v.to_vec()))
+            }
+        }
+        d.deserialize_byte_buf(V)
+    }
+}
+
+/// One artifact of a run: its file name (used to recognise the format) and its content,
+/// as `text` or as `bytes` (exactly one).
+#[derive(Tsify, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RunFileInput {
+    pub name: String,
+    #[tsify(optional)]
+    #[serde(default)]
+    pub text: Option<String>,
+    #[tsify(optional, type = "Uint8Array")]
+    #[serde(default)]
+    bytes: Option<Bytes>,
+}
+
+/// Where and when a Prometheus text capture was taken.
+#[derive(Tsify, Deserialize)]
+#[tsify(large_number_types_as_bigints)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CaptureInput {
+    #[tsify(optional)]
+    #[serde(default)]
+    pub endpoint_url: Option<String>,
+    #[tsify(optional)]
+    #[serde(default)]
+    pub timestamp_ns: Option<u64>,
+}
+
+/// Options of `inspectRun`. Every field is optional.
+#[derive(Tsify, Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InspectOptions {
+    /// Keep only these metric families (any alias spelling); default: all.
+    #[tsify(optional)]
+    #[serde(default)]
+    pub families: Option<Vec<String>>,
+    /// Also keep families whose name starts with one of these prefixes (e.g. `"vllm:"`).
+    #[tsify(optional)]
+    #[serde(default)]
+    pub family_prefixes: Option<Vec<String>>,
+    /// Capture metadata by file name, for Prometheus text captures.
+    #[tsify(optional, type = "Record<string, CaptureInput>")]
+    #[serde(default)]
+    pub captures: Option<BTreeMap<String, CaptureInput>>,
+    /// Launch facts as JSON text (the same format as a `launch.json` file).
+    #[tsify(optional)]
+    #[serde(default)]
+    pub launch_json: Option<String>,
+    /// Launch facts as the launcher's environment variables (`FRAMEWORK`, `DISAGG`, ...).
+    #[tsify(optional, type = "Record<string, string>")]
+    #[serde(default)]
+    pub launch_env: Option<BTreeMap<String, String>>,
+}
+
+fn set(obj: &JsValue, key: &str, value: &JsValue) {
+    // Reflect::set only fails on frozen objects or proxies; a fresh Error is neither.
+    let _ = js_sys::Reflect::set(obj, &JsValue::from_str(key), value);
+}
+
+fn js_error(name: &str, code: ErrorCode, message: &str) -> js_sys::Error {
+    let err = js_sys::Error::new(message);
+    err.set_name(name);
+    set(&err, "code", &JsValue::from_str(code.as_str()));
+    err
+}
+
+fn read_error(e: &ReadError) -> JsValue {
+    let err = js_error("ReadError", e.code, &e.to_string());
+    set(&err, "file", &JsValue::from_str(&e.file));
+    let position = serde_wasm_bindgen::to_value(&e.position).unwrap_or(JsValue::UNDEFINED);
+    set(&err, "position", &position);
+    err.into()
+}
+
+fn options_error(message: impl AsRef<str>) -> JsValue {
+    js_error("OptionsError", ErrorCode::BadOptions, message.as_ref()).into()
+}
+
+fn output_error(e: impl std::fmt::Display) -> JsValue {
+    js_error(
+        "OptionsError",
+        ErrorCode::BadOptions,
+        &format!("result could not be converted: {e}"),
+    )
+    .into()
+}
+
+fn run_options(options: Option<Ts<InspectOptions>>) -> Result<RunOptions, JsValue> {
+    let opts = match options {
+        Some(o) => o
+            .to_rust()
+            .map_err(|e| options_error(format!("bad options: {e}")))?,
+        None => InspectOptions::default(),
+    };
+    let mut families = match &opts.families {
+        Some(names) => FamilyFilter::only(names),
+        None => FamilyFilter::all(),
+    };
+    if let Some(prefixes) = &opts.family_prefixes {
+        families = families.with_prefixes(prefixes);
+    }
+    let captures = opts
+        .captures
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| {
+            (
+                k,
+                CaptureMeta {
+                    endpoint_url: v.endpoint_url,
+                    timestamp_ns: v.timestamp_ns,
+                },
+            )
+        })
+        .collect();
+    let launch = match (&opts.launch_json, &opts.launch_env) {
+        (Some(_), Some(_)) => {
+            return Err(options_error("give launchJson or launchEnv, not both"));
+        }
+        (Some(text), None) => Some(read_launch_json("launchJson", text).map_err(|e| read_error(&e))?),
+        (None, Some(env)) => Some(
+            launch_from_env(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                .map_err(|e| read_error(&e))?,
+        ),
+        (None, None) => None,
+    };
+    Ok(RunOptions {
+        families,
+        captures,
+        launch,
+    })
+}
+
+struct OwnedFile {
+    name: String,
+    content: Vec<u8>,
+}
+
+fn owned_files(files: Vec<Ts<RunFileInput>>) -> Result<Vec<OwnedFile>, JsValue> {
+    let mut out = Vec::with_capacity(files.len());
+    for (i, f) in files.into_iter().enumerate() {
+        let f = f
+            .to_rust()
+            .map_err(|e| options_error(format!("files[{i}]: {e}")))?;
+        let content = match (f.text, f.bytes) {
+            (Some(t), None) => t.into_bytes(),
+            (None, Some(b)) => b.0,
+            _ => {
+                return Err(options_error(format!(
+                    "files[{i}] ({}): give exactly one of `text` or `bytes`",
+                    f.name
+                )))
+            }
+        };
+        out.push(OwnedFile {
+            name: f.name,
+            content,
+        });
+    }
+    Ok(out)
+}
+
+/// Read one run's artifacts and describe what they contain: endpoints (families and series
+/// per endpoint), phases and window candidates, schema versions, and which evidence exists.
+///
+/// Throws a `ReadError` (with `code`, `file`, `position`) when a file cannot be read and an
+/// `OptionsError` (code `BAD_OPTIONS`) when the call itself is malformed.
+#[wasm_bindgen(js_name = inspectRun)]
+pub fn inspect_run_js(
+    files: Vec<Ts<RunFileInput>>,
+    options: Option<Ts<InspectOptions>>,
+) -> Result<Ts<RunInspection>, JsValue> {
+    let options = run_options(options)?;
+    let owned = owned_files(files)?;
+    let inputs: Vec<InputFile<'_>> = owned
+        .iter()
+        .map(|f| InputFile::bytes(f.name.clone(), &f.content))
+        .collect();
+    let run = read_run(&inputs, &options).map_err(|e| read_error(&e))?;
+    inspect_run(&run).into_ts().map_err(output_error)
+}
+
+/// The accounting contract this build implements (`"kvledger/1"`).
+#[wasm_bindgen(js_name = contractVersion)]
+pub fn contract_version() -> String {
+    CONTRACT_VERSION.to_string()
+}
+
+/// The package version (the crate's version).
+#[wasm_bindgen(js_name = packageVersion)]
+pub fn package_version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+
+/// Every error code kvledger can throw, in a stable order.
+#[wasm_bindgen(js_name = errorCodes)]
+pub fn error_codes() -> Vec<Ts<ErrorCode>> {
+    ErrorCode::ALL
+        .iter()
+        .filter_map(|c| c.into_ts().ok())
+        .collect()
+}
+
+#[wasm_bindgen(js_name = isKvledgerError, skip_typescript)]
+pub fn is_kvledger_error(value: &JsValue) -> bool {
+    if !value.is_instance_of::<js_sys::Error>() {
+        return false;
+    }
+    let name = js_sys::Reflect::get(value, &JsValue::from_str("name"))
+        .ok()
+        .and_then(|v| v.as_string());
+    let code = js_sys::Reflect::get(value, &JsValue::from_str("code"))
+        .ok()
+        .and_then(|v| v.as_string());
+    matches!(name.as_deref(), Some("ReadError" | "OptionsError"))
+        && code.is_some_and(|c| ErrorCode::ALL.iter().any(|k| k.as_str() == c))
+}
