@@ -169,7 +169,12 @@ pub struct ReadError {
 }
 
 impl ReadError {
-    pub fn new(code: ErrorCode, file: &str, position: Position, message: impl Into<String>) -> Self {
+    pub fn new(
+        code: ErrorCode,
+        file: &str,
+        position: Position,
+        message: impl Into<String>,
+    ) -> Self {
         ReadError {
             code,
             file: file.to_string(),

@@ -294,13 +294,14 @@ pub fn role_from_path(endpoint_url: &str) -> Option<Role> {
         .map(|(_, r)| r)
         .unwrap_or(endpoint_url);
     let path = rest.split_once('/').map(|(_, p)| p).unwrap_or("");
-    path.split('/').find_map(|seg| match seg.to_ascii_lowercase().as_str() {
-        "prefill" => Some(Role::Prefill),
-        "decode" => Some(Role::Decode),
-        "frontend" | "router" => Some(Role::Frontend),
-        "unified" | "agg" | "aggregated" => Some(Role::Unified),
-        _ => None,
-    })
+    path.split('/')
+        .find_map(|seg| match seg.to_ascii_lowercase().as_str() {
+            "prefill" => Some(Role::Prefill),
+            "decode" => Some(Role::Decode),
+            "frontend" | "router" => Some(Role::Frontend),
+            "unified" | "agg" | "aggregated" => Some(Role::Unified),
+            _ => None,
+        })
 }
 
 #[derive(Default)]
@@ -586,7 +587,9 @@ pub fn inspect_run(run: &Run) -> RunInspection {
             match fam.metric_type {
                 Some(MetricType::Counter) => add(&mut ep.counter, fam.samples.len()),
                 Some(MetricType::Histogram) => add(&mut ep.histogram, fam.samples.len()),
-                Some(MetricType::Gauge | MetricType::Unknown) => add(&mut ep.gauge, fam.samples.len()),
+                Some(MetricType::Gauge | MetricType::Unknown) => {
+                    add(&mut ep.gauge, fam.samples.len())
+                }
                 None => {}
             }
             if let Some(acc) = families.get_mut(&canonical_family(&fam.name)) {
@@ -684,7 +687,11 @@ pub fn inspect_run(run: &Run) -> RunInspection {
     for (key, fam) in &families {
         if fam.spellings.len() > 1 {
             let names: Vec<&str> = fam.spellings.iter().map(String::as_str).collect();
-            notes.push(format!("family `{key}` is exported under {} spellings: {}", names.len(), names.join(", ")));
+            notes.push(format!(
+                "family `{key}` is exported under {} spellings: {}",
+                names.len(),
+                names.join(", ")
+            ));
         }
     }
 
@@ -726,7 +733,12 @@ pub fn inspect_run(run: &Run) -> RunInspection {
         families: families
             .into_iter()
             .map(|(key, f)| FamilyInspection {
-                name: f.spellings.iter().next().cloned().unwrap_or_else(|| key.clone()),
+                name: f
+                    .spellings
+                    .iter()
+                    .next()
+                    .cloned()
+                    .unwrap_or_else(|| key.clone()),
                 engine: engine_prefix(&key).map(str::to_string),
                 canonical: key,
                 spellings: if f.spellings.len() > 1 {
@@ -757,14 +769,23 @@ mod tests {
     #[test]
     fn host_port_forms() {
         assert_eq!(host_port("http://LocalHost:8000/metrics"), "localhost:8000");
-        assert_eq!(host_port("https://user:pw@10.0.0.5:9009/prefill/metrics"), "10.0.0.5:9009");
+        assert_eq!(
+            host_port("https://user:pw@10.0.0.5:9009/prefill/metrics"),
+            "10.0.0.5:9009"
+        );
         assert_eq!(host_port("localhost:8889"), "localhost:8889");
     }
 
     #[test]
     fn roles_in_paths() {
-        assert_eq!(role_from_path("http://h:1/prefill/metrics"), Some(Role::Prefill));
-        assert_eq!(role_from_path("http://h:1/decode/metrics"), Some(Role::Decode));
+        assert_eq!(
+            role_from_path("http://h:1/prefill/metrics"),
+            Some(Role::Prefill)
+        );
+        assert_eq!(
+            role_from_path("http://h:1/decode/metrics"),
+            Some(Role::Decode)
+        );
         assert_eq!(role_from_path("http://h:1/metrics"), None);
         assert_eq!(role_from_path("http://prefill:1/metrics"), None);
     }

@@ -179,7 +179,9 @@ fn run_options(options: Option<Ts<InspectOptions>>) -> Result<RunOptions, JsValu
         (Some(_), Some(_)) => {
             return Err(options_error("give launchJson or launchEnv, not both"));
         }
-        (Some(text), None) => Some(read_launch_json("launchJson", text).map_err(|e| read_error(&e))?),
+        (Some(text), None) => {
+            Some(read_launch_json("launchJson", text).map_err(|e| read_error(&e))?)
+        }
         (None, Some(env)) => Some(
             launch_from_env(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
                 .map_err(|e| read_error(&e))?,

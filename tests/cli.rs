@@ -56,7 +56,12 @@ fn exit_codes() {
     let (code, _, err) = kvledger(&["inspect", "Cargo.toml"]);
     assert_eq!(code, 1);
     assert!(err.contains("NO_ARTIFACTS"), "{err}");
-    let (code, _, err) = kvledger(&["inspect", "--capture", "x.prom=http://h:1/metrics@12x", "examples/vllm-doc-timeslices"]);
+    let (code, _, err) = kvledger(&[
+        "inspect",
+        "--capture",
+        "x.prom=http://h:1/metrics@12x",
+        "examples/vllm-doc-timeslices",
+    ]);
     assert_eq!(code, 0, "{err}");
     let (code, out, _) = kvledger(&["--version"]);
     assert_eq!(code, 0);
@@ -73,5 +78,8 @@ fn launch_env_refusals_are_named() {
         .expect("run");
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("LAUNCH_VALUE") && err.contains("DISAGG"), "{err}");
+    assert!(
+        err.contains("LAUNCH_VALUE") && err.contains("DISAGG"),
+        "{err}"
+    );
 }

@@ -26,7 +26,10 @@ fn load(dir: &str) -> Vec<(String, Vec<u8>)> {
 }
 
 fn inputs(files: &[(String, Vec<u8>)]) -> Vec<InputFile<'_>> {
-    files.iter().map(|(n, b)| InputFile::bytes(n.clone(), b)).collect()
+    files
+        .iter()
+        .map(|(n, b)| InputFile::bytes(n.clone(), b))
+        .collect()
 }
 
 #[test]
@@ -77,7 +80,10 @@ fn json_export_with_timeslices() {
         .expect("literal")
         .trim()
         .to_string();
-    assert_eq!(r.endpoints[0].first_fetch_ns.map(|n| n.to_string()), Some(literal));
+    assert_eq!(
+        r.endpoints[0].first_fetch_ns.map(|n| n.to_string()),
+        Some(literal)
+    );
 }
 
 #[test]
@@ -86,13 +92,19 @@ fn captures_with_manifest_and_meta() {
     let run = read_run(&inputs(&files), &RunOptions::default()).expect("run");
     let r = inspect_run(&run);
     assert_eq!(r.endpoints.len(), 1);
-    assert_eq!(r.endpoints[0].endpoint_url, "http://localhost:30000/metrics");
+    assert_eq!(
+        r.endpoints[0].endpoint_url,
+        "http://localhost:30000/metrics"
+    );
     assert_eq!(r.endpoints[0].scrapes, 2);
     assert_eq!(r.evidence.untimed_captures, 2);
     assert!(r.endpoints[0].engines.contains(&"sglang".to_string()));
 
     let mut opts = RunOptions::default();
-    for (name, ns) in [("conc16.before.prom", 1_781_000_000_000_000_001u64), ("conc16.after.prom", 1_781_000_900_000_000_003)] {
+    for (name, ns) in [
+        ("conc16.before.prom", 1_781_000_000_000_000_001u64),
+        ("conc16.after.prom", 1_781_000_900_000_000_003),
+    ] {
         opts.captures.insert(
             name.to_string(),
             CaptureMeta {
@@ -103,8 +115,14 @@ fn captures_with_manifest_and_meta() {
     }
     let r = inspect_run(&read_run(&inputs(&files), &opts).expect("run"));
     assert_eq!(r.evidence.raw_scrapes, 2);
-    assert_eq!(r.endpoints[0].first_scrape_ns, Some(1_781_000_000_000_000_001));
-    assert_eq!(r.endpoints[0].last_scrape_ns, Some(1_781_000_900_000_000_003));
+    assert_eq!(
+        r.endpoints[0].first_scrape_ns,
+        Some(1_781_000_000_000_000_001)
+    );
+    assert_eq!(
+        r.endpoints[0].last_scrape_ns,
+        Some(1_781_000_900_000_000_003)
+    );
 }
 
 #[test]
@@ -132,19 +150,28 @@ fn output_does_not_depend_on_file_order() {
 fn family_filter_reaches_every_reader() {
     let files = load("examples/vllm-mi355x-conc1");
     let opts = RunOptions {
-        families: FamilyFilter::only(["vllm:prompt_tokens_by_source_total", "vllm:prefix_cache_hits"]),
+        families: FamilyFilter::only([
+            "vllm:prompt_tokens_by_source_total",
+            "vllm:prefix_cache_hits",
+        ]),
         ..RunOptions::default()
     };
     let r = inspect_run(&read_run(&inputs(&files), &opts).expect("run"));
     let names: Vec<&str> = r.families.iter().map(|f| f.canonical.as_str()).collect();
-    assert_eq!(names, vec!["vllm:prefix_cache_hits", "vllm:prompt_tokens_by_source"]);
+    assert_eq!(
+        names,
+        vec!["vllm:prefix_cache_hits", "vllm:prompt_tokens_by_source"]
+    );
     assert!(r.server_metrics[0].skipped_families > 30);
 }
 
 #[test]
 fn run_level_errors() {
-    let none = read_run(&[InputFile::bytes("notes.txt", b"hello")], &RunOptions::default())
-        .expect_err("no artifacts");
+    let none = read_run(
+        &[InputFile::bytes("notes.txt", b"hello")],
+        &RunOptions::default(),
+    )
+    .expect_err("no artifacts");
     assert_eq!(none.code, ErrorCode::NoArtifacts);
 
     let a = b"{\"schema_version\":\"1.0\",\"summary\":{},\"metrics\":{}}".to_vec();
@@ -159,7 +186,10 @@ fn run_level_errors() {
     assert_eq!(dup.code, ErrorCode::DuplicateInput);
 
     let bad = read_run(
-        &[InputFile::bytes("server_metrics_export.json", b"{\"metrics\": [")],
+        &[InputFile::bytes(
+            "server_metrics_export.json",
+            b"{\"metrics\": [",
+        )],
         &RunOptions::default(),
     )
     .expect_err("syntax");
@@ -184,7 +214,11 @@ fn roles_named_in_paths_are_hints() {
     let export = br#"{"schema_version":"1.0","summary":{},"metrics":{"vllm:prompt_tokens":{"type":"counter","description":"","series":[
       {"endpoint_url":"http://h:9/prefill/metrics","stats":{"total":10.0,"rate":1.0}},
       {"endpoint_url":"http://h:9/decode/metrics","stats":{"total":10.0,"rate":1.0}}]}}}"#;
-    let run = read_run(&[InputFile::bytes("server_metrics_export.json", export)], &RunOptions::default()).expect("run");
+    let run = read_run(
+        &[InputFile::bytes("server_metrics_export.json", export)],
+        &RunOptions::default(),
+    )
+    .expect("run");
     let r = inspect_run(&run);
     let roles: Vec<Option<Role>> = r.endpoints.iter().map(|e| e.path_role).collect();
     assert_eq!(roles, vec![Some(Role::Decode), Some(Role::Prefill)]);

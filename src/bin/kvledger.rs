@@ -116,7 +116,9 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, Failure> {
         return Err(Failure::Usage("give a run directory or files".to_string()));
     }
     if args.launch_file.is_some() && args.launch_env {
-        return Err(Failure::Usage("give --launch or --launch-env, not both".to_string()));
+        return Err(Failure::Usage(
+            "give --launch or --launch-env, not both".to_string(),
+        ));
     }
     Ok(args)
 }
@@ -137,7 +139,9 @@ fn options(args: &Args) -> Result<RunOptions, Failure> {
         Some(read_launch_json(&name, &text)?)
     } else if args.launch_env {
         let vars: Vec<(String, String)> = std::env::vars().collect();
-        Some(launch_from_env(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))?)
+        Some(launch_from_env(
+            vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        )?)
     } else {
         None
     };
@@ -213,7 +217,14 @@ fn print_table(label: &str, r: &RunInspection) {
     if !r.endpoints.is_empty() {
         println!(
             "  {:<44} {:<14} {:>8} {:>7} {:>8} {:>6} {:>10} {:>7}  sources",
-            "endpoint", "engines", "families", "series", "counters", "hists", "timeslices", "scrapes"
+            "endpoint",
+            "engines",
+            "families",
+            "series",
+            "counters",
+            "hists",
+            "timeslices",
+            "scrapes"
         );
         for e in &r.endpoints {
             let mut engines = e.engines.join(",");
@@ -323,7 +334,11 @@ fn main() -> ExitCode {
             Ok(())
         }),
         Some("--version" | "-V") => {
-            println!("kvledger {} ({})", env!("CARGO_PKG_VERSION"), kvledger::inspect::CONTRACT_VERSION);
+            println!(
+                "kvledger {} ({})",
+                env!("CARGO_PKG_VERSION"),
+                kvledger::inspect::CONTRACT_VERSION
+            );
             Ok(())
         }
         Some("--help" | "-h" | "help") => {

@@ -7,7 +7,7 @@ pub mod scrape;
 pub mod server_metrics;
 
 pub use launch::{LaunchFacts, Role};
-pub use profile::{Phase, ProfileExport, ProfileEra, RecordError, RequestRecord, RunSummary};
+pub use profile::{Phase, ProfileEra, ProfileExport, RecordError, RequestRecord, RunSummary};
 pub use scrape::{Sample, SampleValue, Scrape, ScrapeFamily, ScrapeSet, ScrapeSource};
 pub use server_metrics::{
     Bucket, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats, HistogramStats,

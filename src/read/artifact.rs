@@ -45,7 +45,11 @@ impl ArtifactKind {
 
 /// Classify a file from its name (a path or a bare name) and its first bytes.
 pub fn classify(name: &str, head: &[u8]) -> ArtifactKind {
-    let base = name.rsplit(['/', '\\']).next().unwrap_or(name).to_ascii_lowercase();
+    let base = name
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(name)
+        .to_ascii_lowercase();
     if let Some(kind) = classify_by_name(&base) {
         return kind;
     }
@@ -63,7 +67,10 @@ fn classify_by_name(base: &str) -> Option<ArtifactKind> {
         "profile_export_aiperf_timeslices",
         "server_metrics_metadata",
     ];
-    if OTHER.iter().any(|o| stem == *o || stem.ends_with(&format!("_{o}"))) {
+    if OTHER
+        .iter()
+        .any(|o| stem == *o || stem.ends_with(&format!("_{o}")))
+    {
         return Some(ArtifactKind::Other);
     }
     if stem.ends_with("_timeslices") || stem.ends_with("_raw") || ext == "parquet" {
@@ -87,9 +94,7 @@ fn classify_by_name(base: &str) -> Option<ArtifactKind> {
     if stem == "profile_export" && ext == "jsonl" {
         return Some(ArtifactKind::ProfileJsonl);
     }
-    if ext == "json"
-        && (stem == "launch" || stem == "launch_facts" || stem.ends_with(".launch"))
-    {
+    if ext == "json" && (stem == "launch" || stem == "launch_facts" || stem.ends_with(".launch")) {
         return Some(ArtifactKind::LaunchFacts);
     }
     if ext == "json" && (stem == "captures" || stem.ends_with(".captures")) {
@@ -142,7 +147,11 @@ fn sniff(base: &str, head: &[u8]) -> ArtifactKind {
 
 /// A text file whose first non-comment line is `name{...} value` or `name value`.
 fn looks_like_exposition(t: &str) -> bool {
-    let Some(line) = t.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')) else {
+    let Some(line) = t
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+    else {
         return false;
     };
     let name_end = line.find(['{', ' ']).unwrap_or(line.len());
@@ -161,12 +170,21 @@ mod tests {
 
     #[test]
     fn default_names() {
-        assert_eq!(classify("a/b/server_metrics_export.json", b""), ServerMetricsJson);
+        assert_eq!(
+            classify("a/b/server_metrics_export.json", b""),
+            ServerMetricsJson
+        );
         assert_eq!(classify("server_metrics_export.csv", b""), ServerMetricsCsv);
-        assert_eq!(classify("server_metrics_export.jsonl", b""), ServerMetricsJsonl);
+        assert_eq!(
+            classify("server_metrics_export.jsonl", b""),
+            ServerMetricsJsonl
+        );
         assert_eq!(classify("profile_export.jsonl", b""), ProfileJsonl);
         assert_eq!(classify("profile_export_aiperf.json", b""), RunSummary);
-        assert_eq!(classify("gpu_telemetry_export.jsonl", b"{\"metadata\":1}"), Other);
+        assert_eq!(
+            classify("gpu_telemetry_export.jsonl", b"{\"metadata\":1}"),
+            Other
+        );
         assert_eq!(classify("conc16.before.prom", b""), PrometheusText);
         assert_eq!(classify("launch.json", b""), LaunchFacts);
         assert_eq!(classify("captures.json", b""), CaptureManifest);
@@ -175,21 +193,48 @@ mod tests {
     #[test]
     fn prefix_names() {
         assert_eq!(classify("run7_server_metrics.json", b""), ServerMetricsJson);
-        assert_eq!(classify("run7_server_metrics.jsonl", b""), ServerMetricsJsonl);
+        assert_eq!(
+            classify("run7_server_metrics.jsonl", b""),
+            ServerMetricsJsonl
+        );
         assert_eq!(classify("run7_aiperf.json", b""), RunSummary);
-        assert_eq!(classify("x.server_metrics_export.json", b""), ServerMetricsJson);
+        assert_eq!(
+            classify("x.server_metrics_export.json", b""),
+            ServerMetricsJson
+        );
     }
 
     #[test]
     fn sniffing() {
-        assert_eq!(classify("run7.jsonl", b"{\"metadata\": {\"x\": 1}, \"metrics\": {}}\n"), ProfileJsonl);
         assert_eq!(
-            classify("dump.jsonl", b"{\"endpoint_url\":\"u\",\"timestamp_ns\":1,\"metrics\":{}}\n"),
+            classify(
+                "run7.jsonl",
+                b"{\"metadata\": {\"x\": 1}, \"metrics\": {}}\n"
+            ),
+            ProfileJsonl
+        );
+        assert_eq!(
+            classify(
+                "dump.jsonl",
+                b"{\"endpoint_url\":\"u\",\"timestamp_ns\":1,\"metrics\":{}}\n"
+            ),
             ServerMetricsJsonl
         );
-        assert_eq!(classify("x.csv", b"# AIPerf Server Metrics Export (CSV)\n"), ServerMetricsCsv);
-        assert_eq!(classify("cap.txt", b"vllm:num_requests_running{a=\"b\"} 1\n"), PrometheusText);
+        assert_eq!(
+            classify("x.csv", b"# AIPerf Server Metrics Export (CSV)\n"),
+            ServerMetricsCsv
+        );
+        assert_eq!(
+            classify("cap.txt", b"vllm:num_requests_running{a=\"b\"} 1\n"),
+            PrometheusText
+        );
         assert_eq!(classify("notes.txt", b"hello world, this is text"), Other);
-        assert_eq!(classify("m.json", b"{\"schema_version\":\"1.1\",\"summary\":{\"endpoint_info\":{}}}"), ServerMetricsJson);
+        assert_eq!(
+            classify(
+                "m.json",
+                b"{\"schema_version\":\"1.1\",\"summary\":{\"endpoint_info\":{}}}"
+            ),
+            ServerMetricsJson
+        );
     }
 }

@@ -27,7 +27,12 @@ impl FamilyFilter {
         S: AsRef<str>,
     {
         FamilyFilter {
-            names: Some(names.into_iter().map(|n| canonical_family(n.as_ref())).collect()),
+            names: Some(
+                names
+                    .into_iter()
+                    .map(|n| canonical_family(n.as_ref()))
+                    .collect(),
+            ),
             prefixes: Vec::new(),
         }
     }

@@ -59,8 +59,14 @@ mod tests {
 
     #[test]
     fn total_suffix_is_one_family() {
-        assert_eq!(canonical_family("vllm:prompt_tokens_total"), "vllm:prompt_tokens");
-        assert!(same_family("vllm:prompt_tokens", "vllm:prompt_tokens_total"));
+        assert_eq!(
+            canonical_family("vllm:prompt_tokens_total"),
+            "vllm:prompt_tokens"
+        );
+        assert!(same_family(
+            "vllm:prompt_tokens",
+            "vllm:prompt_tokens_total"
+        ));
         assert!(!same_family("vllm:prompt_tokens", "vllm:generation_tokens"));
     }
 
@@ -85,14 +91,26 @@ mod tests {
         ] {
             assert_eq!(canonical_family(n), "trtllm_prompt_tokens", "{n}");
         }
-        assert_eq!(engine_prefix("tensorrt_llm:request_success"), Some("trtllm"));
+        assert_eq!(
+            engine_prefix("tensorrt_llm:request_success"),
+            Some("trtllm")
+        );
     }
 
     #[test]
     fn vllm_pre_09_names() {
-        assert!(same_family("vllm:gpu_prefix_cache_hits_total", "vllm:prefix_cache_hits"));
-        assert!(same_family("vllm:gpu_prefix_cache_queries", "vllm:prefix_cache_queries"));
-        assert!(same_family("vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc"));
+        assert!(same_family(
+            "vllm:gpu_prefix_cache_hits_total",
+            "vllm:prefix_cache_hits"
+        ));
+        assert!(same_family(
+            "vllm:gpu_prefix_cache_queries",
+            "vllm:prefix_cache_queries"
+        ));
+        assert!(same_family(
+            "vllm:gpu_cache_usage_perc",
+            "vllm:kv_cache_usage_perc"
+        ));
         assert_eq!(engine_prefix("dynamo_frontend_requests"), Some("dynamo"));
         assert_eq!(engine_prefix("process_open_fds"), None);
     }

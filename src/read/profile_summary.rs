@@ -3,5 +3,9 @@ use crate::error::{ErrorCode, ReadError};
 use crate::model::RunSummary;
 
 pub fn read_run_summary<R: std::io::Read>(file: &str, _reader: R) -> Result<RunSummary, ReadError> {
-    Err(ReadError::whole(ErrorCode::UnknownFormat, file, "unwritten"))
+    Err(ReadError::whole(
+        ErrorCode::UnknownFormat,
+        file,
+        "unwritten",
+    ))
 }

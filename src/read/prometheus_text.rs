@@ -9,7 +9,11 @@ pub fn read_prometheus_text<R: std::io::BufRead>(
     _capture: &CaptureMeta,
     _filter: &FamilyFilter,
 ) -> Result<Scrape, ReadError> {
-    Err(ReadError::whole(ErrorCode::UnknownFormat, file, "unwritten"))
+    Err(ReadError::whole(
+        ErrorCode::UnknownFormat,
+        file,
+        "unwritten",
+    ))
 }
 
 pub fn parse_prom_float(s: &str) -> Option<f64> {

@@ -60,22 +60,28 @@ impl<'a> InputFile<'a> {
     /// The first bytes, for format sniffing.
     fn head(&self) -> Result<Vec<u8>, ReadError> {
         let mut buf = Vec::with_capacity(4096);
-        self.open()?
-            .take(4096)
-            .read_to_end(&mut buf)
-            .map_err(|e| ReadError::whole(ErrorCode::Io, &self.name, format!("cannot read: {e}")))?;
+        self.open()?.take(4096).read_to_end(&mut buf).map_err(|e| {
+            ReadError::whole(ErrorCode::Io, &self.name, format!("cannot read: {e}"))
+        })?;
         Ok(buf)
     }
 
     fn read_text(&self) -> Result<String, ReadError> {
         let mut buf = Vec::new();
-        self.open()?
-            .read_to_end(&mut buf)
-            .map_err(|e| ReadError::whole(ErrorCode::Io, &self.name, format!("cannot read: {e}")))?;
+        self.open()?.read_to_end(&mut buf).map_err(|e| {
+            ReadError::whole(ErrorCode::Io, &self.name, format!("cannot read: {e}"))
+        })?;
         String::from_utf8(buf).map_err(|e| {
-            let mut pos = Position::default();
-            pos.byte_offset = Some(crate::error::clamp_u32(e.utf8_error().valid_up_to()));
-            ReadError::new(ErrorCode::NotUtf8, &self.name, pos, "the file is not UTF-8 text")
+            let pos = Position {
+                byte_offset: Some(crate::error::clamp_u32(e.utf8_error().valid_up_to())),
+                ..Position::default()
+            };
+            ReadError::new(
+                ErrorCode::NotUtf8,
+                &self.name,
+                pos,
+                "the file is not UTF-8 text",
+            )
         })
     }
 }
@@ -211,7 +217,10 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
                 }
             }
             ArtifactKind::PrometheusText => {
-                let meta = captures.get(base_name(&f.name)).cloned().unwrap_or_default();
+                let meta = captures
+                    .get(base_name(&f.name))
+                    .cloned()
+                    .unwrap_or_default();
                 let s = read_prometheus_text(&f.name, f.open()?, &meta, &options.families)?;
                 let seq = scrapes.len();
                 scrapes.push((s, f.name.clone(), seq));
@@ -232,9 +241,9 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
         }
     }
 
-    let recognised = files.iter().any(|f| {
-        !matches!(f.kind, ArtifactKind::Other | ArtifactKind::CaptureManifest)
-    });
+    let recognised = files
+        .iter()
+        .any(|f| !matches!(f.kind, ArtifactKind::Other | ArtifactKind::CaptureManifest));
     if !recognised {
         let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
         return Err(ReadError::whole(
@@ -245,8 +254,20 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
     }
 
     scrapes.sort_by(|(a, fa, sa), (b, fb, sb)| {
-        (&a.endpoint_url, a.timestamp_ns.is_none(), a.timestamp_ns, fa, sa)
-            .cmp(&(&b.endpoint_url, b.timestamp_ns.is_none(), b.timestamp_ns, fb, sb))
+        (
+            &a.endpoint_url,
+            a.timestamp_ns.is_none(),
+            a.timestamp_ns,
+            fa,
+            sa,
+        )
+            .cmp(&(
+                &b.endpoint_url,
+                b.timestamp_ns.is_none(),
+                b.timestamp_ns,
+                fb,
+                sb,
+            ))
     });
     let (scrapes, scrape_files): (Vec<Scrape>, Vec<String>) =
         scrapes.into_iter().map(|(s, f, _)| (s, f)).unzip();

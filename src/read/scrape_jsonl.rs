@@ -8,5 +8,9 @@ pub fn read_scrapes_jsonl<R: std::io::BufRead>(
     _reader: R,
     _filter: &FamilyFilter,
 ) -> Result<ScrapeSet, ReadError> {
-    Err(ReadError::whole(ErrorCode::UnknownFormat, file, "unwritten"))
+    Err(ReadError::whole(
+        ErrorCode::UnknownFormat,
+        file,
+        "unwritten",
+    ))
 }

@@ -8,5 +8,9 @@ pub fn read_server_metrics_csv<R: std::io::BufRead>(
     _reader: R,
     _filter: &FamilyFilter,
 ) -> Result<ServerMetricsExport, ReadError> {
-    Err(ReadError::whole(ErrorCode::UnknownFormat, file, "unwritten"))
+    Err(ReadError::whole(
+        ErrorCode::UnknownFormat,
+        file,
+        "unwritten",
+    ))
 }
