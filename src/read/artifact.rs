@@ -156,11 +156,16 @@ fn looks_like_exposition(t: &str) -> bool {
     };
     let name_end = line.find(['{', ' ']).unwrap_or(line.len());
     let name = &line[..name_end];
+    let after_labels = match line[name_end..].find('}') {
+        Some(i) if line[name_end..].starts_with('{') => &line[name_end + i + 1..],
+        _ => &line[name_end..],
+    };
+    let value = after_labels.split_whitespace().next().unwrap_or("");
     !name.is_empty()
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
-        && line.split_whitespace().count() >= 2
+        && super::prometheus_text::parse_prom_float(value).is_some()
 }
 
 #[cfg(test)]

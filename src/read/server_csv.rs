@@ -1,16 +1,898 @@
-//! PLACEHOLDER: replaced by the CSV reader.
-use crate::error::{ErrorCode, ReadError};
-use crate::model::ServerMetricsExport;
-use crate::read::FamilyFilter;
+//! Reader for AIPerf's `server_metrics_export.csv` (per-series summary stats, no timeslices).
+//!
+//! Layout (AIPerf 0.4+, schema 1.0):
+//!
+//! ```text
+//! # AIPerf Server Metrics Export (CSV)
+//! # aiperf_version: 0.8.0
+//! # schema_version: 1.0
+//! # benchmark_id: <uuid|None>
+//! # Note: …
+//! #
+//! Endpoint,Type,Metric,Unit,<stat columns>,<label columns…>,Description      (gauge section)
+//! …rows…
+//! <empty row>
+//! Endpoint,Type,Metric,Unit,<stat columns>,<label columns…>,Description      (counter section)
+//! …
+//! Endpoint,Type,Metric,Unit,<stat columns>,<label columns…>,Description,buckets   (histogram)
+//! …
+//! Endpoint,Metric,Key,Value,Description                                       (info section)
+//! ```
+//!
+//! How the CSV maps onto [`ServerMetricsExport`]:
+//!
+//! - Every column is located by its header name; stat columns not in the header, and empty
+//!   cells, become `None`. The section's stat kind (gauge, counter or histogram) is the stat
+//!   column set the header matches best; every other column that is not `Endpoint`, `Type`,
+//!   `Metric`, `Unit`, `Description` or `buckets` is a label column, and an empty label cell
+//!   means the label is absent.
+//! - `Endpoint` holds AIPerf's display form (`host:port` plus any path, `/metrics` and the
+//!   scheme removed). `endpoint_url` is rebuilt as `http://` + display + `/metrics`
+//!   (`host:port/prefill` → `http://host:port/prefill/metrics`). A display value that already
+//!   carries a scheme keeps it, one that already ends in `/metrics` gets no second suffix. The
+//!   CSV does not record the original scheme, so an `https` endpoint comes back as `http`.
+//! - The info section (one row per label) becomes gauge families: rows with the same
+//!   `Endpoint` and `Metric` form one series whose labels are the rows' `Key`/`Value` pairs; a
+//!   key seen again for that endpoint and metric starts a new series. An info metric's value is
+//!   1 by convention, so the series gets `avg = min = max = 1` and no other stats.
+//! - Families are sorted by name, series keep row order. The CSV has no summary block, no
+//!   timeslices and no warmup families: those stay empty.
+//! - A metric that appears with two different types is an error (AIPerf exports one type per
+//!   name).
 
+use crate::error::{ErrorCode, Position, ReadError};
+use crate::model::{
+    Bucket, CounterStats, ExportSummary, Family, GaugeStats, HistogramStats, Labels, MetricType,
+    Series, ServerMetricsExport, ServerMetricsFormat, Stats,
+};
+use crate::read::FamilyFilter;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::BufRead;
+
+const GAUGE_STATS: [&str; 13] = [
+    "avg", "min", "max", "std", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99",
+];
+const COUNTER_STATS: [&str; 6] = [
+    "total", "rate", "rate_avg", "rate_min", "rate_max", "rate_std",
+];
+const HISTOGRAM_STATS: [&str; 14] = [
+    "count",
+    "count_rate",
+    "sum",
+    "sum_rate",
+    "avg",
+    "p1_estimate",
+    "p5_estimate",
+    "p10_estimate",
+    "p25_estimate",
+    "p50_estimate",
+    "p75_estimate",
+    "p90_estimate",
+    "p95_estimate",
+    "p99_estimate",
+];
+const FIXED_COLUMNS: [&str; 6] = [
+    "Endpoint",
+    "Type",
+    "Metric",
+    "Unit",
+    "Description",
+    "buckets",
+];
+
+/// What a section header promises.
+const SECTION_HINT: &str =
+    "a section starts with a header row `Endpoint,Type,Metric,Unit,…` or `Endpoint,Metric,Key,Value,Description`";
+
+/// Read a `server_metrics_export.csv`. See the module docs for the mapping.
 pub fn read_server_metrics_csv<R: std::io::BufRead>(
     file: &str,
-    _reader: R,
-    _filter: &FamilyFilter,
+    reader: R,
+    filter: &FamilyFilter,
 ) -> Result<ServerMetricsExport, ReadError> {
-    Err(ReadError::whole(
-        ErrorCode::UnknownFormat,
-        file,
-        "unwritten",
-    ))
+    let mut records = CsvRecords::new(file, reader);
+    let mut meta = Meta::default();
+    let mut saw_aiperf_comment = false;
+    let mut saw_header = false;
+    let mut saw_content = false;
+    let mut section: Option<Section> = None;
+    let mut families: BTreeMap<String, Family> = BTreeMap::new();
+    let mut skipped: BTreeSet<String> = BTreeSet::new();
+    // (endpoint_url, metric) → index of the current info series in its family.
+    let mut info_series: HashMap<(String, String), usize> = HashMap::new();
+
+    while let Some(rec) = records.next_record()? {
+        let line = rec.line;
+        if rec.is_comment {
+            saw_content = true;
+            if meta.take_comment(&rec.raw) {
+                saw_aiperf_comment = true;
+            }
+            continue;
+        }
+        let cells = rec.cells;
+        if cells.iter().all(|c| c.is_empty()) {
+            // An empty row ends the section.
+            section = None;
+            continue;
+        }
+        saw_content = true;
+        if cells.first().map(|c| c.trim()) == Some("Endpoint") {
+            section = Some(Section::from_header(file, line, &cells)?);
+            info_series.clear();
+            saw_header = true;
+            continue;
+        }
+        let Some(sec) = &section else {
+            return Err(if !saw_header && !saw_aiperf_comment {
+                csv_err(
+                    file,
+                    line,
+                    format!(
+                        "not an AIPerf server-metrics CSV: line {line} `{}` is not a section header ({SECTION_HINT})",
+                        preview(&cells)
+                    ),
+                )
+            } else {
+                csv_err(
+                    file,
+                    line,
+                    format!("data row before any section header ({SECTION_HINT})"),
+                )
+            });
+        };
+        if cells.len() != sec.width {
+            return Err(csv_err(
+                file,
+                line,
+                format!(
+                    "row has {} cells but its section header (line {}) has {} columns",
+                    cells.len(),
+                    sec.header_line,
+                    sec.width
+                ),
+            ));
+        }
+        match &sec.kind {
+            SectionKind::Metrics(m) => {
+                read_metric_row(file, line, m, &cells, filter, &mut families, &mut skipped)?
+            }
+            SectionKind::Info(i) => read_info_row(
+                file,
+                line,
+                i,
+                &cells,
+                filter,
+                &mut families,
+                &mut skipped,
+                &mut info_series,
+            )?,
+        }
+    }
+
+    if !saw_content {
+        return Err(ReadError::whole(
+            ErrorCode::EmptyInput,
+            file,
+            "the CSV file is empty",
+        ));
+    }
+    if !saw_header && !saw_aiperf_comment {
+        return Err(csv_err(
+            file,
+            1,
+            format!("not an AIPerf server-metrics CSV: no AIPerf comment header and no section header ({SECTION_HINT})"),
+        ));
+    }
+
+    Ok(ServerMetricsExport {
+        format: ServerMetricsFormat::Csv,
+        schema_version: meta.schema_version,
+        aiperf_version: meta.aiperf_version,
+        benchmark_id: meta.benchmark_id,
+        summary: ExportSummary::default(),
+        metrics_phase: None,
+        metrics: families.into_values().collect(),
+        warmup_metrics: Vec::new(),
+        skipped_families: u32::try_from(skipped.len()).unwrap_or(u32::MAX),
+    })
+}
+
+fn csv_err(file: &str, line: usize, message: impl Into<String>) -> ReadError {
+    ReadError::new(ErrorCode::CsvSyntax, file, Position::line(line), message)
+}
+
+/// The first cells of a row, for messages.
+fn preview(cells: &[String]) -> String {
+    let mut s = String::new();
+    for (i, c) in cells.iter().take(4).enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.extend(c.chars().take(40));
+    }
+    if cells.len() > 4 {
+        s.push_str(",…");
+    }
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comment header
+
+#[derive(Default)]
+struct Meta {
+    aiperf_version: Option<String>,
+    schema_version: Option<String>,
+    benchmark_id: Option<String>,
+}
+
+impl Meta {
+    /// Take one `# …` line; true if it is one AIPerf writes.
+    fn take_comment(&mut self, raw: &str) -> bool {
+        let body = raw.trim_start_matches('#').trim();
+        if body.starts_with("AIPerf Server Metrics Export") {
+            return true;
+        }
+        let Some((key, value)) = body.split_once(':') else {
+            return false;
+        };
+        let value = value.trim();
+        let value_opt = if value.is_empty() || value == "None" {
+            None
+        } else {
+            Some(value.to_string())
+        };
+        match key.trim() {
+            "aiperf_version" => self.aiperf_version = value_opt,
+            "schema_version" => self.schema_version = value_opt,
+            "benchmark_id" => self.benchmark_id = value_opt,
+            _ => return false,
+        }
+        true
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections
+
+struct Section {
+    header_line: usize,
+    width: usize,
+    kind: SectionKind,
+}
+
+enum SectionKind {
+    Metrics(MetricCols),
+    Info(InfoCols),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StatKind {
+    Gauge,
+    Counter,
+    Histogram,
+}
+
+impl StatKind {
+    fn of(t: MetricType) -> StatKind {
+        match t {
+            MetricType::Counter => StatKind::Counter,
+            MetricType::Histogram => StatKind::Histogram,
+            MetricType::Gauge | MetricType::Unknown => StatKind::Gauge,
+        }
+    }
+
+    fn names(self) -> &'static [&'static str] {
+        match self {
+            StatKind::Gauge => &GAUGE_STATS,
+            StatKind::Counter => &COUNTER_STATS,
+            StatKind::Histogram => &HISTOGRAM_STATS,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            StatKind::Gauge => "gauge",
+            StatKind::Counter => "counter",
+            StatKind::Histogram => "histogram",
+        }
+    }
+}
+
+struct MetricCols {
+    endpoint: usize,
+    metric_type: usize,
+    metric: usize,
+    unit: Option<usize>,
+    description: Option<usize>,
+    buckets: Option<usize>,
+    stat_kind: StatKind,
+    /// Stat name → column index (only the section kind's stats).
+    stats: HashMap<&'static str, usize>,
+    /// (label name, column index) in header order.
+    labels: Vec<(String, usize)>,
+}
+
+struct InfoCols {
+    endpoint: usize,
+    metric: usize,
+    key: usize,
+    value: usize,
+    description: Option<usize>,
+}
+
+impl Section {
+    fn from_header(file: &str, line: usize, cells: &[String]) -> Result<Section, ReadError> {
+        let names: Vec<String> = cells.iter().map(|c| c.trim().to_string()).collect();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for (i, n) in names.iter().enumerate() {
+            if n.is_empty() {
+                return Err(csv_err(
+                    file,
+                    line,
+                    format!("section header has an empty column name (column {})", i + 1),
+                ));
+            }
+            if index.insert(n.as_str(), i).is_some() {
+                return Err(csv_err(
+                    file,
+                    line,
+                    format!("section header names column `{n}` twice"),
+                ));
+            }
+        }
+        let need = |name: &str| -> Result<usize, ReadError> {
+            index.get(name).copied().ok_or_else(|| {
+                csv_err(
+                    file,
+                    line,
+                    format!("section header lacks the `{name}` column ({SECTION_HINT})"),
+                )
+            })
+        };
+        let kind = if !index.contains_key("Type") && index.contains_key("Key") {
+            SectionKind::Info(InfoCols {
+                endpoint: need("Endpoint")?,
+                metric: need("Metric")?,
+                key: need("Key")?,
+                value: need("Value")?,
+                description: index.get("Description").copied(),
+            })
+        } else {
+            let endpoint = need("Endpoint")?;
+            let metric_type = need("Type")?;
+            let metric = need("Metric")?;
+            let kinds = [StatKind::Gauge, StatKind::Counter, StatKind::Histogram];
+            let mut best: Option<(StatKind, usize)> = None;
+            for k in kinds {
+                let n = k.names().iter().filter(|s| index.contains_key(*s)).count();
+                if n > 0 && best.is_none_or(|(_, b)| n > b) {
+                    best = Some((k, n));
+                }
+            }
+            let Some((stat_kind, _)) = best else {
+                return Err(csv_err(
+                    file,
+                    line,
+                    "section header has none of the known statistic columns (e.g. `avg`, `total`, `count`)",
+                ));
+            };
+            let mut stats = HashMap::new();
+            for s in stat_kind.names() {
+                if let Some(&i) = index.get(s) {
+                    stats.insert(*s, i);
+                }
+            }
+            let labels = names
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| {
+                    !FIXED_COLUMNS.contains(&n.as_str()) && !stat_kind.names().contains(&n.as_str())
+                })
+                .map(|(i, n)| (n.clone(), i))
+                .collect();
+            SectionKind::Metrics(MetricCols {
+                endpoint,
+                metric_type,
+                metric,
+                unit: index.get("Unit").copied(),
+                description: index.get("Description").copied(),
+                buckets: index.get("buckets").copied(),
+                stat_kind,
+                stats,
+                labels,
+            })
+        };
+        Ok(Section {
+            header_line: line,
+            width: cells.len(),
+            kind,
+        })
+    }
+}
+
+/// A cell by index, "" when out of range (rows are width-checked before this is used).
+fn cell(cells: &[String], i: usize) -> &str {
+    cells.get(i).map(String::as_str).unwrap_or("")
+}
+
+fn opt_cell(cells: &[String], i: Option<usize>) -> Option<&str> {
+    i.map(|i| cell(cells, i)).filter(|s| !s.is_empty())
+}
+
+/// Rebuild the full scrape URL from AIPerf's display form.
+pub(crate) fn endpoint_url_from_display(display: &str) -> String {
+    let d = display.trim().trim_end_matches('/');
+    let with_scheme = if d.contains("://") {
+        d.to_string()
+    } else {
+        format!("http://{d}")
+    };
+    if with_scheme.ends_with("/metrics") {
+        with_scheme
+    } else {
+        format!("{with_scheme}/metrics")
+    }
+}
+
+fn parse_number(file: &str, line: usize, column: &str, s: &str) -> Result<f64, ReadError> {
+    s.trim().parse::<f64>().map_err(|_| {
+        csv_err(
+            file,
+            line,
+            format!("column `{column}`: `{s}` is not a number"),
+        )
+    })
+}
+
+fn read_metric_row(
+    file: &str,
+    line: usize,
+    cols: &MetricCols,
+    cells: &[String],
+    filter: &FamilyFilter,
+    families: &mut BTreeMap<String, Family>,
+    skipped: &mut BTreeSet<String>,
+) -> Result<(), ReadError> {
+    let name = cell(cells, cols.metric).trim();
+    if name.is_empty() {
+        return Err(csv_err(file, line, "column `Metric` is empty"));
+    }
+    let type_cell = cell(cells, cols.metric_type);
+    let Some(metric_type) = MetricType::parse(type_cell) else {
+        return Err(csv_err(
+            file,
+            line,
+            format!("column `Type`: `{type_cell}` is not a metric type (gauge, counter, histogram, unknown)"),
+        ));
+    };
+    if StatKind::of(metric_type) != cols.stat_kind {
+        return Err(csv_err(
+            file,
+            line,
+            format!(
+                "a {} row in a section whose header has {} statistic columns",
+                metric_type.as_str(),
+                cols.stat_kind.as_str()
+            ),
+        ));
+    }
+    if !filter.wants(name) {
+        skipped.insert(name.to_string());
+        return Ok(());
+    }
+    let endpoint = cell(cells, cols.endpoint).trim();
+    if endpoint.is_empty() {
+        return Err(csv_err(file, line, "column `Endpoint` is empty"));
+    }
+
+    let stat = |s: &'static str| -> Result<Option<f64>, ReadError> {
+        match opt_cell(cells, cols.stats.get(s).copied()) {
+            Some(v) => parse_number(file, line, s, v).map(Some),
+            None => Ok(None),
+        }
+    };
+    let stats = match cols.stat_kind {
+        StatKind::Gauge => Stats::Gauge(GaugeStats {
+            avg: stat("avg")?,
+            min: stat("min")?,
+            max: stat("max")?,
+            std: stat("std")?,
+            p1: stat("p1")?,
+            p5: stat("p5")?,
+            p10: stat("p10")?,
+            p25: stat("p25")?,
+            p50: stat("p50")?,
+            p75: stat("p75")?,
+            p90: stat("p90")?,
+            p95: stat("p95")?,
+            p99: stat("p99")?,
+        }),
+        StatKind::Counter => Stats::Counter(CounterStats {
+            total: stat("total")?,
+            rate: stat("rate")?,
+            rate_avg: stat("rate_avg")?,
+            rate_min: stat("rate_min")?,
+            rate_max: stat("rate_max")?,
+            rate_std: stat("rate_std")?,
+        }),
+        StatKind::Histogram => Stats::Histogram(HistogramStats {
+            count: stat("count")?,
+            count_rate: stat("count_rate")?,
+            sum: stat("sum")?,
+            sum_rate: stat("sum_rate")?,
+            avg: stat("avg")?,
+            p1_estimate: stat("p1_estimate")?,
+            p5_estimate: stat("p5_estimate")?,
+            p10_estimate: stat("p10_estimate")?,
+            p25_estimate: stat("p25_estimate")?,
+            p50_estimate: stat("p50_estimate")?,
+            p75_estimate: stat("p75_estimate")?,
+            p90_estimate: stat("p90_estimate")?,
+            p95_estimate: stat("p95_estimate")?,
+            p99_estimate: stat("p99_estimate")?,
+        }),
+    };
+    let buckets = match (metric_type, opt_cell(cells, cols.buckets)) {
+        (MetricType::Histogram, Some(b)) => Some(parse_buckets(file, line, b)?),
+        _ => None,
+    };
+    let mut labels = Labels::new();
+    for (label, i) in &cols.labels {
+        let v = cell(cells, *i);
+        if !v.is_empty() {
+            labels.insert(label.clone(), v.to_string());
+        }
+    }
+    let series = Series {
+        endpoint_url: endpoint_url_from_display(endpoint),
+        labels,
+        stats,
+        timeslices: Vec::new(),
+        buckets,
+    };
+    let family = families.entry(name.to_string()).or_insert_with(|| Family {
+        name: name.to_string(),
+        metric_type,
+        description: opt_cell(cells, cols.description).unwrap_or("").to_string(),
+        unit: opt_cell(cells, cols.unit).map(str::to_string),
+        series: Vec::new(),
+    });
+    if family.metric_type != metric_type {
+        return Err(csv_err(
+            file,
+            line,
+            format!(
+                "metric `{name}` is {} here but {} on an earlier row",
+                metric_type.as_str(),
+                family.metric_type.as_str()
+            ),
+        ));
+    }
+    family.series.push(series);
+    Ok(())
+}
+
+/// `le=count;le=count;…` in cell order; empty parts (a trailing `;`) are ignored.
+fn parse_buckets(file: &str, line: usize, s: &str) -> Result<Vec<Bucket>, ReadError> {
+    let mut out = Vec::new();
+    for part in s.split(';') {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        let Some((le, count)) = part.split_once('=') else {
+            return Err(csv_err(
+                file,
+                line,
+                format!("column `buckets`: `{part}` is not `le=count`"),
+            ));
+        };
+        let count = count.trim().parse::<f64>().map_err(|_| {
+            csv_err(
+                file,
+                line,
+                format!("column `buckets`: count `{count}` of bucket `{le}` is not a number"),
+            )
+        })?;
+        out.push(Bucket {
+            le: le.trim().to_string(),
+            count,
+        });
+    }
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_info_row(
+    file: &str,
+    line: usize,
+    cols: &InfoCols,
+    cells: &[String],
+    filter: &FamilyFilter,
+    families: &mut BTreeMap<String, Family>,
+    skipped: &mut BTreeSet<String>,
+    info_series: &mut HashMap<(String, String), usize>,
+) -> Result<(), ReadError> {
+    let name = cell(cells, cols.metric).trim();
+    if name.is_empty() {
+        return Err(csv_err(file, line, "column `Metric` is empty"));
+    }
+    if !filter.wants(name) {
+        skipped.insert(name.to_string());
+        return Ok(());
+    }
+    let endpoint = cell(cells, cols.endpoint).trim();
+    if endpoint.is_empty() {
+        return Err(csv_err(file, line, "column `Endpoint` is empty"));
+    }
+    let key = cell(cells, cols.key).trim();
+    if key.is_empty() {
+        return Err(csv_err(file, line, "column `Key` is empty"));
+    }
+    let value = cell(cells, cols.value);
+    let url = endpoint_url_from_display(endpoint);
+    let family = families.entry(name.to_string()).or_insert_with(|| Family {
+        name: name.to_string(),
+        metric_type: MetricType::Gauge,
+        description: opt_cell(cells, cols.description).unwrap_or("").to_string(),
+        unit: None,
+        series: Vec::new(),
+    });
+    if family.metric_type != MetricType::Gauge {
+        return Err(csv_err(
+            file,
+            line,
+            format!(
+                "info metric `{name}` is {} on an earlier row",
+                family.metric_type.as_str()
+            ),
+        ));
+    }
+    let group = (url.clone(), name.to_string());
+    let current = info_series.get(&group).copied().filter(|&i| {
+        family
+            .series
+            .get(i)
+            .is_some_and(|s| !s.labels.contains_key(key))
+    });
+    let idx = match current {
+        Some(i) => i,
+        None => {
+            family.series.push(Series {
+                endpoint_url: url,
+                labels: Labels::new(),
+                stats: Stats::Gauge(GaugeStats {
+                    avg: Some(1.0),
+                    min: Some(1.0),
+                    max: Some(1.0),
+                    ..GaugeStats::default()
+                }),
+                timeslices: Vec::new(),
+                buckets: None,
+            });
+            let i = family.series.len() - 1;
+            info_series.insert(group, i);
+            i
+        }
+    };
+    if let Some(s) = family.series.get_mut(idx) {
+        s.labels.insert(key.to_string(), value.to_string());
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// RFC 4180 record reader
+
+struct Record {
+    /// 1-based line the record starts on.
+    line: usize,
+    /// A `#` comment line (outside any quotes, at the start of a record).
+    is_comment: bool,
+    /// The comment text (comment lines only).
+    raw: String,
+    cells: Vec<String>,
+}
+
+struct CsvRecords<'f, R> {
+    file: &'f str,
+    reader: R,
+    /// Physical lines consumed so far.
+    line: usize,
+    buf: Vec<u8>,
+}
+
+impl<'f, R: BufRead> CsvRecords<'f, R> {
+    fn new(file: &'f str, reader: R) -> Self {
+        CsvRecords {
+            file,
+            reader,
+            line: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Read one physical line (with its terminator) into a String; `None` at EOF.
+    fn read_line(&mut self) -> Result<Option<String>, ReadError> {
+        self.buf.clear();
+        let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| {
+            ReadError::new(
+                ErrorCode::Io,
+                self.file,
+                Position::line(self.line + 1),
+                e.to_string(),
+            )
+        })?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        match std::str::from_utf8(&self.buf) {
+            // A UTF-8 byte-order mark at the start of the file is not content.
+            Ok(s) if self.line == 1 => Ok(Some(s.trim_start_matches('\u{feff}').to_string())),
+            Ok(s) => Ok(Some(s.to_string())),
+            Err(e) => Err(ReadError::new(
+                ErrorCode::NotUtf8,
+                self.file,
+                Position::line(self.line),
+                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
+            )),
+        }
+    }
+
+    fn next_record(&mut self) -> Result<Option<Record>, ReadError> {
+        let Some(first) = self.read_line()? else {
+            return Ok(None);
+        };
+        let start = self.line;
+        if first.starts_with('#') {
+            return Ok(Some(Record {
+                line: start,
+                is_comment: true,
+                raw: strip_eol(&first).to_string(),
+                cells: Vec::new(),
+            }));
+        }
+        let mut cells = Vec::new();
+        let mut field = String::new();
+        let mut chunk = first;
+        // State carried across physical lines: inside a quoted field?
+        let mut in_quotes = false;
+        // The current field was quoted and its closing quote has been seen.
+        let mut closed = false;
+        loop {
+            let mut chars = chunk.chars().peekable();
+            while let Some(c) = chars.next() {
+                if in_quotes {
+                    if c == '"' {
+                        if chars.peek() == Some(&'"') {
+                            chars.next();
+                            field.push('"');
+                        } else {
+                            in_quotes = false;
+                            closed = true;
+                        }
+                    } else {
+                        // Line breaks inside quotes are kept as written.
+                        field.push(c);
+                    }
+                    continue;
+                }
+                match c {
+                    '\n' => break,
+                    '\r' if matches!(chars.peek(), Some('\n') | None) => {}
+                    ',' => {
+                        cells.push(std::mem::take(&mut field));
+                        closed = false;
+                    }
+                    '"' if field.is_empty() && !closed => in_quotes = true,
+                    _ if closed => {
+                        return Err(csv_err(
+                            self.file,
+                            self.line,
+                            format!(
+                                "unexpected `{}` after the closing quote of field {}",
+                                c.escape_default(),
+                                cells.len() + 1
+                            ),
+                        ));
+                    }
+                    _ => field.push(c),
+                }
+            }
+            if !in_quotes {
+                cells.push(field);
+                return Ok(Some(Record {
+                    line: start,
+                    is_comment: false,
+                    raw: String::new(),
+                    cells,
+                }));
+            }
+            // The quoted field continues on the next physical line.
+            match self.read_line()? {
+                Some(next) => chunk = next,
+                None => {
+                    return Err(csv_err(
+                        self.file,
+                        start,
+                        format!(
+                            "unterminated quote: field {} opened on line {start} is not closed before the end of the file",
+                            cells.len() + 1
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+fn strip_eol(s: &str) -> &str {
+    let s = s.strip_suffix('\n').unwrap_or(s);
+    s.strip_suffix('\r').unwrap_or(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn records(s: &str) -> Result<Vec<(usize, Vec<String>)>, ReadError> {
+        let mut r = CsvRecords::new("t.csv", s.as_bytes());
+        let mut out = Vec::new();
+        while let Some(rec) = r.next_record()? {
+            out.push((rec.line, rec.cells));
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn rfc4180_fields() {
+        let got = records("a,\"b,c\",\"d\"\"e\"\r\n\"multi\r\nline\",x\n,\n").unwrap();
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0], (1, vec!["a".into(), "b,c".into(), "d\"e".into()]));
+        assert_eq!(got[1], (2, vec!["multi\r\nline".into(), "x".into()]));
+        assert_eq!(got[2], (4, vec![String::new(), String::new()]));
+    }
+
+    #[test]
+    fn unterminated_quote() {
+        let e = records("a,b\n\"open,\nmore\n").unwrap_err();
+        assert_eq!(e.code, ErrorCode::CsvSyntax);
+        assert_eq!(e.position.line, Some(2));
+        assert!(e.message.contains("unterminated quote"), "{}", e.message);
+    }
+
+    #[test]
+    fn junk_after_closing_quote() {
+        let e = records("\"a\"b,c\n").unwrap_err();
+        assert_eq!(e.code, ErrorCode::CsvSyntax);
+    }
+
+    #[test]
+    fn endpoint_display_to_url() {
+        assert_eq!(
+            endpoint_url_from_display("localhost:8889"),
+            "http://localhost:8889/metrics"
+        );
+        assert_eq!(
+            endpoint_url_from_display("host:1/prefill"),
+            "http://host:1/prefill/metrics"
+        );
+        assert_eq!(
+            endpoint_url_from_display("https://h:1/metrics"),
+            "https://h:1/metrics"
+        );
+    }
+
+    #[test]
+    fn buckets_cell() {
+        let b = parse_buckets("t", 1, "0.1=0;0.5=3;+Inf=196").unwrap();
+        let les: Vec<_> = b.iter().map(|b| b.le.as_str()).collect();
+        assert_eq!(les, ["0.1", "0.5", "+Inf"]);
+        assert_eq!(b[2].count, 196.0);
+        assert!(parse_buckets("t", 1, "0.1=x").is_err());
+        assert!(parse_buckets("t", 1, "0.1").is_err());
+    }
 }
