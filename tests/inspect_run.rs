@@ -188,7 +188,7 @@ fn run_level_errors() {
     let bad = read_run(
         &[InputFile::bytes(
             "server_metrics_export.json",
-            b"{\"metrics\": [",
+            b"{\"metrics\": {,}}",
         )],
         &RunOptions::default(),
     )

@@ -91,7 +91,8 @@ fn assert_no_null(v: &JsValue, path: &str) {
             assert_no_null(&item, &format!("{path}[{i}]"));
         }
     } else if v.is_object() {
-        for key in Object::keys(v.unchecked_ref()).iter() {
+        let o: &Object = v.unchecked_ref();
+        for key in Object::keys(o).iter() {
             let k = key.as_string().unwrap();
             assert_no_null(&get(v, &k), &format!("{path}.{k}"));
         }
@@ -265,10 +266,7 @@ fn many_bad_calls_do_not_poison_the_module() {
         let result = match i % 4 {
             0 => inspect(vec![text_file(TIMESLICES_NAME, "{ not json")], None),
             1 => inspect(vec![text_file("junk.bin", "\u{1}\u{2}")], None),
-            2 => inspect(
-                vec![text_file(TIMESLICES_NAME, TIMESLICES)],
-                Some(obj(&[("nope", 1.into())])),
-            ),
+            2 => inspect(vec![obj(&[("name", TIMESLICES_NAME.into())])], None),
             _ => inspect(vec![JsValue::from_f64(42.0)], None),
         };
         assert!(result.is_err(), "bad call {i} succeeded");

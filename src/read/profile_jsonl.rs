@@ -1,14 +1,381 @@
-//! PLACEHOLDER: replaced by the profile_export.jsonl reader.
-use crate::error::{ErrorCode, ReadError};
-use crate::model::ProfileExport;
+//! `profile_export.jsonl`: one AIPerf request record per line → [`ProfileExport`].
+//!
+//! Read per line (streamed; blank lines skipped):
+//! - phase: `metadata.benchmark_phase`, else legacy `metadata.credit_phase` (case-insensitive;
+//!   missing or null → `None`; any other value is a `PROFILE_RECORD` error);
+//! - `metadata.request_start_ns` / `request_end_ns`: epoch ns taken as `u64` straight from the
+//!   JSON integer token (never through `f64`); a float, negative or too-large value is
+//!   `BAD_TIMESTAMP`. Legacy lines carry one `metadata.timestamp_ns`, used as the start; the
+//!   end is `start + request_latency × 10^6` only when `metrics.request_latency.value` is a
+//!   JSON integer (exact); a fractional latency (the usual case) leaves the end `None`,
+//!   since a millisecond float cannot give exact nanoseconds;
+//! - `metadata.was_cancelled` (missing or null → false), `conversation_id`, `turn_index`,
+//!   `x_correlation_id`;
+//! - `error`: `{code?, type?, message?}` or null/missing;
+//! - `metrics.usage_prompt_tokens`, `input_sequence_length`, `output_sequence_length`
+//!   `.value`: an integer or an integral float (`123.0`); a fractional, negative or non-number
+//!   value is a `PROFILE_RECORD` error naming the tag.
+//!
+//! Era per line: `credit_phase` in the metadata → legacy; otherwise any explicit `null` in the
+//! line → explicit nulls (AIPerf before 0.3.0); otherwise omitted nulls. The file's era is the
+//! one all lines share, `Mixed` when they differ, `Empty` without records.
 
+use crate::error::{ErrorCode, Position, ReadError};
+use crate::model::{Phase, ProfileEra, ProfileExport, RecordError, RequestRecord};
+use serde::Deserialize;
+use serde_json::{Number, Value};
+
+#[derive(Deserialize)]
+struct LineDe {
+    #[serde(default)]
+    metadata: Option<MetaDe>,
+    #[serde(default)]
+    metrics: Option<MetricsDe>,
+    #[serde(default)]
+    error: Option<ErrorDe>,
+}
+
+#[derive(Deserialize)]
+struct MetaDe {
+    #[serde(default)]
+    benchmark_phase: Option<String>,
+    #[serde(default)]
+    credit_phase: Option<String>,
+    #[serde(default)]
+    request_start_ns: Option<Number>,
+    #[serde(default)]
+    request_end_ns: Option<Number>,
+    #[serde(default)]
+    timestamp_ns: Option<Number>,
+    #[serde(default)]
+    was_cancelled: Option<bool>,
+    #[serde(default)]
+    conversation_id: Option<String>,
+    #[serde(default)]
+    turn_index: Option<u32>,
+    #[serde(default)]
+    x_correlation_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct MetricsDe {
+    #[serde(default)]
+    usage_prompt_tokens: Option<MetricDe>,
+    #[serde(default)]
+    input_sequence_length: Option<MetricDe>,
+    #[serde(default)]
+    output_sequence_length: Option<MetricDe>,
+    #[serde(default)]
+    request_latency: Option<MetricDe>,
+}
+
+#[derive(Deserialize)]
+struct MetricDe {
+    #[serde(default)]
+    value: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ErrorDe {
+    #[serde(default)]
+    code: Option<i64>,
+    #[serde(default, rename = "type")]
+    error_type: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+/// True when the JSON text holds a `null` literal outside strings.
+fn has_explicit_null(line: &[u8]) -> bool {
+    let mut in_str = false;
+    let mut escaped = false;
+    let mut i = 0;
+    while let Some(&b) = line.get(i) {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+        } else if b == b'"' {
+            in_str = true;
+        } else if b == b'n' && line.get(i..i + 4) == Some(b"null") {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+fn record_err(file: &str, line: usize, path: &str, msg: impl Into<String>) -> ReadError {
+    let mut pos = Position::line(line);
+    pos.json_path = Some(path.to_string());
+    ReadError::new(ErrorCode::ProfileRecord, file, pos, msg)
+}
+
+fn ns_value(
+    file: &str,
+    line: usize,
+    path: &str,
+    n: &Option<Number>,
+) -> Result<Option<u64>, ReadError> {
+    match n {
+        None => Ok(None),
+        Some(n) => match n.as_u64() {
+            Some(v) => Ok(Some(v)),
+            None => {
+                let mut pos = Position::line(line);
+                pos.json_path = Some(path.to_string());
+                Err(ReadError::new(
+                    ErrorCode::BadTimestamp,
+                    file,
+                    pos,
+                    format!("`{path}` is {n}; epoch nanoseconds must be a non-negative integer"),
+                ))
+            }
+        },
+    }
+}
+
+/// A token count: an integer or an integral float, non-negative.
+fn count_value(
+    file: &str,
+    line: usize,
+    tag: &str,
+    m: &Option<MetricDe>,
+) -> Result<Option<u64>, ReadError> {
+    let Some(v) = m.as_ref().and_then(|m| m.value.as_ref()) else {
+        return Ok(None);
+    };
+    let path = format!("metrics.{tag}.value");
+    let bad = |what: &str| {
+        record_err(
+            file,
+            line,
+            &path,
+            format!("metric `{tag}` value {v} is {what}"),
+        )
+    };
+    match v {
+        Value::Null => Ok(None),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                return Ok(Some(u));
+            }
+            if n.is_i64() {
+                return Err(bad("negative"));
+            }
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            if !f.is_finite() || f.fract() != 0.0 {
+                Err(bad("not an integer"))
+            } else if f < 0.0 {
+                Err(bad("negative"))
+            } else if f > 9_007_199_254_740_992.0 {
+                Err(bad("too large to be exact"))
+            } else {
+                // Integral, in [0, 2^53]: exact as u64.
+                Ok(Some(f as u64))
+            }
+        }
+        _ => Err(bad("not a number")),
+    }
+}
+
+fn parse_phase(
+    file: &str,
+    line: usize,
+    path: &str,
+    s: &Option<String>,
+) -> Result<Option<Phase>, ReadError> {
+    match s {
+        None => Ok(None),
+        Some(s) => Phase::parse(s).map(Some).ok_or_else(|| {
+            record_err(
+                file,
+                line,
+                path,
+                format!("unknown phase `{s}` (warmup or profiling expected)"),
+            )
+        }),
+    }
+}
+
+fn read_line(
+    file: &str,
+    line_no: usize,
+    bytes: &[u8],
+) -> Result<(RequestRecord, ProfileEra), ReadError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    let parsed: LineDe = serde_path_to_error::deserialize(de).map_err(|e| {
+        let inner = e.inner();
+        let mut pos = Position::line(line_no);
+        if inner.column() > 0 {
+            pos.column = Some(crate::error::clamp_u32(inner.column()));
+        }
+        let path = e.path().to_string();
+        if !path.is_empty() && path != "." {
+            pos.json_path = Some(path);
+        }
+        let msg = inner.to_string();
+        let msg = match msg.rfind(" at line ") {
+            Some(i) => msg.get(..i).unwrap_or(&msg).to_string(),
+            None => msg,
+        };
+        ReadError::new(
+            ErrorCode::ProfileRecord,
+            file,
+            pos,
+            format!("not a request record: {msg}"),
+        )
+    })?;
+    let legacy = parsed
+        .metadata
+        .as_ref()
+        .is_some_and(|m| m.credit_phase.is_some());
+    let era = if legacy {
+        ProfileEra::LegacyCreditPhase
+    } else if has_explicit_null(bytes) {
+        ProfileEra::ExplicitNulls
+    } else {
+        ProfileEra::OmittedNulls
+    };
+    let empty_meta = MetaDe {
+        benchmark_phase: None,
+        credit_phase: None,
+        request_start_ns: None,
+        request_end_ns: None,
+        timestamp_ns: None,
+        was_cancelled: None,
+        conversation_id: None,
+        turn_index: None,
+        x_correlation_id: None,
+    };
+    let meta = parsed.metadata.unwrap_or(empty_meta);
+    let phase = match &meta.benchmark_phase {
+        Some(_) => parse_phase(
+            file,
+            line_no,
+            "metadata.benchmark_phase",
+            &meta.benchmark_phase,
+        )?,
+        None => parse_phase(file, line_no, "metadata.credit_phase", &meta.credit_phase)?,
+    };
+    let mut start = ns_value(
+        file,
+        line_no,
+        "metadata.request_start_ns",
+        &meta.request_start_ns,
+    )?;
+    let mut end = ns_value(
+        file,
+        line_no,
+        "metadata.request_end_ns",
+        &meta.request_end_ns,
+    )?;
+    let legacy_ts = ns_value(file, line_no, "metadata.timestamp_ns", &meta.timestamp_ns)?;
+    let metrics = parsed.metrics;
+    if start.is_none() && meta.request_start_ns.is_none() {
+        start = legacy_ts;
+        if end.is_none() {
+            let latency_ms = metrics
+                .as_ref()
+                .and_then(|m| m.request_latency.as_ref())
+                .and_then(|l| l.value.as_ref())
+                .and_then(Value::as_u64);
+            end = match (start, latency_ms) {
+                (Some(s), Some(ms)) => ms.checked_mul(1_000_000).and_then(|d| s.checked_add(d)),
+                _ => None,
+            };
+        }
+    }
+    let (usage, isl, osl) = match &metrics {
+        Some(m) => (
+            count_value(file, line_no, "usage_prompt_tokens", &m.usage_prompt_tokens)?,
+            count_value(
+                file,
+                line_no,
+                "input_sequence_length",
+                &m.input_sequence_length,
+            )?,
+            count_value(
+                file,
+                line_no,
+                "output_sequence_length",
+                &m.output_sequence_length,
+            )?,
+        ),
+        None => (None, None, None),
+    };
+    let record = RequestRecord {
+        line: crate::error::clamp_u32(line_no),
+        phase,
+        request_start_ns: start,
+        request_end_ns: end,
+        error: parsed.error.map(|e| RecordError {
+            code: e.code,
+            error_type: e.error_type,
+            message: e.message,
+        }),
+        was_cancelled: meta.was_cancelled.unwrap_or(false),
+        usage_prompt_tokens: usage,
+        input_sequence_length: isl,
+        output_sequence_length: osl,
+        conversation_id: meta.conversation_id,
+        turn_index: meta.turn_index,
+        x_correlation_id: meta.x_correlation_id,
+    };
+    Ok((record, era))
+}
+
+/// Read a whole `profile_export.jsonl`, line by line.
 pub fn read_profile_jsonl<R: std::io::BufRead>(
     file: &str,
-    _reader: R,
+    mut reader: R,
 ) -> Result<ProfileExport, ReadError> {
-    Err(ReadError::whole(
-        ErrorCode::UnknownFormat,
-        file,
-        "unwritten",
-    ))
+    let mut buf = Vec::new();
+    let mut line_no = 0usize;
+    let mut records = Vec::new();
+    let mut era: Option<ProfileEra> = None;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| ReadError::whole(ErrorCode::Io, file, format!("cannot read: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let mut bytes: &[u8] = &buf;
+        if line_no == 1 {
+            bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let (record, line_era) = read_line(file, line_no, bytes)?;
+        era = Some(match era {
+            None => line_era,
+            Some(e) if e == line_era => e,
+            Some(_) => ProfileEra::Mixed,
+        });
+        records.push(record);
+    }
+    Ok(ProfileExport {
+        era: era.unwrap_or(ProfileEra::Empty),
+        records,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_scan() {
+        assert!(has_explicit_null(br#"{"a": null}"#));
+        assert!(!has_explicit_null(br#"{"a": "null"}"#));
+        assert!(!has_explicit_null(br#"{"a": "x\"null"}"#));
+    }
 }

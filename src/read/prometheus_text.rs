@@ -1,21 +1,702 @@
-//! PLACEHOLDER: replaced by the Prometheus text reader.
-use crate::error::{ErrorCode, ReadError};
-use crate::model::Scrape;
-use crate::read::{CaptureMeta, FamilyFilter};
+//! Prometheus text exposition (a capture of `/metrics`) → one [`Scrape`].
+//!
+//! Families are grouped the way AIPerf's parser (Python `prometheus_client`) groups them:
+//!
+//! - `# HELP` / `# TYPE` open a family; a sample belongs to the open family when its name is
+//!   one that family's type allows (counter `x`, `x_total`, `x_created`; histogram
+//!   `x_bucket`, `x_sum`, `x_count`, `x_created`; summary `x`, `x_sum`, `x_count`,
+//!   `x_created`; gauge / untyped `x`). Any other sample closes the open family and belongs to
+//!   an untyped family named exactly as the sample (type `Unknown`, `_total` kept).
+//! - A counter's family name has `_total` stripped (`# TYPE x_total counter` → `x`); a
+//!   counter TYPE line without `_total` keeps its name.
+//! - Dropped: `_created` samples, families whose name ends with `_created` or contains
+//!   `_uptime`, and summary families (AIPerf drops them; nothing is counted).
+//! - Histograms: `x_bucket{le}`, `x_sum`, `x_count` are grouped by their labels minus `le`
+//!   into [`SampleValue::Histogram`]; bucket `le` keys are kept exactly as printed, in file
+//!   order. `le` is an ordinary label in every other family type.
+//! - Families seen twice are merged; a label set seen twice in one family: last value wins.
+//!   NaN and infinities are kept as read.
+//!
+//! The scrape's `endpoint_url` is `capture.endpoint_url`, or `capture:<file base name>` for a
+//! capture of unknown origin. Its `timestamp_ns` is `capture.timestamp_ns`, else (when every
+//! kept sample carries a millisecond timestamp) the largest sample timestamp × 10^6, else
+//! `None`. Families the filter does not want are skipped before their samples are built
+//! (their lines are still checked for syntax, so errors do not depend on the filter).
+//!
+//! Errors are `PROM_SYNTAX` with a 1-based line and a 1-based column counted in characters;
+//! a line that is not UTF-8 is `NOT_UTF8`.
 
-pub fn read_prometheus_text<R: std::io::BufRead>(
-    file: &str,
-    _reader: R,
-    _capture: &CaptureMeta,
-    _filter: &FamilyFilter,
-) -> Result<Scrape, ReadError> {
-    Err(ReadError::whole(
-        ErrorCode::UnknownFormat,
-        file,
-        "unwritten",
-    ))
+use crate::error::{ErrorCode, Position, ReadError};
+use crate::model::{Bucket, Labels, MetricType, Sample, SampleValue, Scrape, ScrapeFamily};
+use crate::read::{CaptureMeta, FamilyFilter};
+use std::collections::BTreeMap;
+
+/// Parse a Prometheus sample value (or a bucket `le` key): decimal and exponent notation,
+/// `NaN`, `+Inf`, `-Inf`, `Inf` (case-insensitive, as Go's `ParseFloat` accepts them).
+pub fn parse_prom_float(s: &str) -> Option<f64> {
+    let t = s.trim();
+    if t.is_empty() {
+        return None;
+    }
+    let (sign, body) = match t.as_bytes().first() {
+        Some(b'+') => (1.0, t.get(1..)?),
+        Some(b'-') => (-1.0, t.get(1..)?),
+        _ => (1.0, t),
+    };
+    let lower = body.to_ascii_lowercase();
+    match lower.as_str() {
+        "inf" | "infinity" => return Some(sign * f64::INFINITY),
+        "nan" => return Some(f64::NAN),
+        _ => {}
+    }
+    // Digits, '.', exponent, with an optional leading sign (already split off).
+    if !body
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-' | b'_'))
+    {
+        return None;
+    }
+    if !body.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // Go accepts `_` between digits only with a base prefix; Python accepts it between
+    // digits. Accept it between two digits and nowhere else.
+    let cleaned: String = if body.contains('_') {
+        let bytes = body.as_bytes();
+        let mut out = String::with_capacity(body.len());
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'_' {
+                let prev = i.checked_sub(1).and_then(|j| bytes.get(j));
+                let next = bytes.get(i + 1);
+                if !(prev.is_some_and(u8::is_ascii_digit) && next.is_some_and(u8::is_ascii_digit)) {
+                    return None;
+                }
+            } else {
+                out.push(char::from(b));
+            }
+        }
+        out
+    } else {
+        body.to_string()
+    };
+    cleaned.parse::<f64>().ok().map(|v| sign * v)
 }
 
-pub fn parse_prom_float(s: &str) -> Option<f64> {
-    s.parse().ok()
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DeclType {
+    Counter,
+    Gauge,
+    Histogram,
+    Summary,
+    Untyped,
+}
+
+/// The family opened by the last `# HELP` / `# TYPE` line.
+struct Open {
+    /// Name as written on the HELP/TYPE line.
+    raw: String,
+    typ: DeclType,
+    help: Option<String>,
+}
+
+impl Open {
+    fn final_name(&self) -> String {
+        if self.typ == DeclType::Counter {
+            if let Some(stripped) = self.raw.strip_suffix("_total") {
+                return stripped.to_string();
+            }
+        }
+        self.raw.clone()
+    }
+
+    /// What a sample named `name` is within this family, or `None` when it is not part of it.
+    fn role(&self, name: &str) -> Option<SampleRole> {
+        let raw = self.raw.as_str();
+        let rest = name.strip_prefix(raw)?;
+        match (self.typ, rest) {
+            (_, "_created") if self.typ != DeclType::Gauge && self.typ != DeclType::Untyped => {
+                Some(SampleRole::Created)
+            }
+            (DeclType::Counter, "" | "_total") => Some(SampleRole::Value),
+            (DeclType::Gauge | DeclType::Untyped, "") => Some(SampleRole::Value),
+            (DeclType::Histogram, "_bucket") => Some(SampleRole::Bucket),
+            (DeclType::Histogram, "_sum") => Some(SampleRole::Sum),
+            (DeclType::Histogram, "_count") => Some(SampleRole::Count),
+            (DeclType::Summary, "" | "_sum" | "_count") => Some(SampleRole::Value),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SampleRole {
+    Value,
+    Bucket,
+    Sum,
+    Count,
+    Created,
+}
+
+struct FamilyAcc {
+    metric_type: MetricType,
+    help: Option<String>,
+    /// Scalars by label set (last wins), in first-seen order via `order`.
+    values: BTreeMap<Labels, SampleValue>,
+    order: Vec<Labels>,
+}
+
+impl FamilyAcc {
+    fn new(metric_type: MetricType, help: Option<String>) -> Self {
+        FamilyAcc {
+            metric_type,
+            help,
+            values: BTreeMap::new(),
+            order: Vec::new(),
+        }
+    }
+
+    fn slot(&mut self, labels: Labels, init: SampleValue) -> &mut SampleValue {
+        if !self.values.contains_key(&labels) {
+            self.order.push(labels.clone());
+        }
+        self.values.entry(labels).or_insert(init)
+    }
+}
+
+fn empty_histogram() -> SampleValue {
+    SampleValue::Histogram {
+        buckets: Vec::new(),
+        sum: None,
+        count: None,
+    }
+}
+
+/// Where the parser is inside the file, for errors.
+struct Ctx<'a> {
+    file: &'a str,
+    line_no: usize,
+}
+
+impl Ctx<'_> {
+    fn err_at(&self, line: &str, byte: usize, msg: impl Into<String>) -> ReadError {
+        let col = line.get(..byte).map_or(1, |s| s.chars().count() + 1);
+        ReadError::new(
+            ErrorCode::PromSyntax,
+            self.file,
+            Position::line_col(self.line_no, col),
+            msg,
+        )
+    }
+}
+
+fn is_name_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b == b':'
+}
+
+fn is_name_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b':'
+}
+
+fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
+    while matches!(bytes.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    i
+}
+
+/// A parsed sample line. Labels are only built when `build` was asked for.
+struct RawSample {
+    labels: Vec<(String, String)>,
+    value: f64,
+    timestamp_ms: Option<i64>,
+}
+
+/// Parse `name{labels} value [timestamp]`. When `build` is false, label strings are checked
+/// but not collected.
+fn parse_sample(ctx: &Ctx<'_>, line: &str, build: bool) -> Result<RawSample, ReadError> {
+    let bytes = line.as_bytes();
+    let mut i = skip_ws(bytes, 0);
+    if !bytes.get(i).copied().is_some_and(is_name_start) {
+        return Err(ctx.err_at(line, i, "expected a metric name"));
+    }
+    while bytes.get(i).copied().is_some_and(is_name_char) {
+        i += 1;
+    }
+    let name_end = i;
+    i = skip_ws(bytes, i);
+    let mut labels = Vec::new();
+    if bytes.get(i) == Some(&b'{') {
+        i = parse_labels(ctx, line, i + 1, build, &mut labels)?;
+        i = skip_ws(bytes, i);
+    } else if i == name_end && i < bytes.len() {
+        // Name directly followed by something that is neither `{` nor whitespace.
+        return Err(ctx.err_at(line, i, "unexpected character after the metric name"));
+    }
+    // Value.
+    let v_start = i;
+    while i < bytes.len() && !matches!(bytes.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    if v_start == i {
+        return Err(ctx.err_at(line, v_start, "missing sample value"));
+    }
+    let v_text = line
+        .get(v_start..i)
+        .ok_or_else(|| ctx.err_at(line, v_start, "bad sample value"))?;
+    let value = parse_prom_float(v_text)
+        .ok_or_else(|| ctx.err_at(line, v_start, format!("bad sample value `{v_text}`")))?;
+    i = skip_ws(bytes, i);
+    let mut timestamp_ms = None;
+    if i < bytes.len() {
+        let t_start = i;
+        while i < bytes.len() && !matches!(bytes.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        let t_text = line
+            .get(t_start..i)
+            .ok_or_else(|| ctx.err_at(line, t_start, "bad timestamp"))?;
+        let ts = t_text.parse::<i64>().map_err(|_| {
+            ctx.err_at(
+                line,
+                t_start,
+                format!("bad timestamp `{t_text}` (integer milliseconds expected)"),
+            )
+        })?;
+        timestamp_ms = Some(ts);
+        i = skip_ws(bytes, i);
+        if i < bytes.len() {
+            return Err(ctx.err_at(line, i, "unexpected text after the timestamp"));
+        }
+    }
+    Ok(RawSample {
+        labels,
+        value,
+        timestamp_ms,
+    })
+}
+
+/// Parse labels after `{`; returns the index after `}`.
+fn parse_labels(
+    ctx: &Ctx<'_>,
+    line: &str,
+    mut i: usize,
+    build: bool,
+    out: &mut Vec<(String, String)>,
+) -> Result<usize, ReadError> {
+    let bytes = line.as_bytes();
+    loop {
+        i = skip_ws(bytes, i);
+        match bytes.get(i) {
+            Some(b'}') => return Ok(i + 1),
+            None => return Err(ctx.err_at(line, i, "unterminated label set (missing `}`)")),
+            _ => {}
+        }
+        // Label name.
+        let n_start = i;
+        if !bytes
+            .get(i)
+            .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+        {
+            return Err(ctx.err_at(line, i, "expected a label name"));
+        }
+        while bytes
+            .get(i)
+            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        {
+            i += 1;
+        }
+        let lname = line
+            .get(n_start..i)
+            .ok_or_else(|| ctx.err_at(line, n_start, "bad label name"))?;
+        i = skip_ws(bytes, i);
+        if bytes.get(i) != Some(&b'=') {
+            return Err(ctx.err_at(line, i, format!("expected `=` after label `{lname}`")));
+        }
+        i = skip_ws(bytes, i + 1);
+        if bytes.get(i) != Some(&b'"') {
+            return Err(ctx.err_at(
+                line,
+                i,
+                format!("expected `\"` to open the value of label `{lname}`"),
+            ));
+        }
+        let q_start = i;
+        i += 1;
+        // Scan the value by characters (never splits a multi-byte char).
+        let rest = line
+            .get(i..)
+            .ok_or_else(|| ctx.err_at(line, i, "bad label value"))?;
+        let mut value = String::new();
+        let mut chars = rest.char_indices();
+        let mut closed_at = None;
+        while let Some((off, c)) = chars.next() {
+            match c {
+                '"' => {
+                    closed_at = Some(i + off + 1);
+                    break;
+                }
+                '\\' => match chars.next() {
+                    Some((_, 'n')) => value.push('\n'),
+                    Some((_, '\\')) => value.push('\\'),
+                    Some((_, '"')) => value.push('"'),
+                    Some((_, other)) => {
+                        // Unknown escape: kept verbatim, as prometheus_client does.
+                        value.push('\\');
+                        value.push(other);
+                    }
+                    None => break,
+                },
+                other => value.push(other),
+            }
+        }
+        let Some(after) = closed_at else {
+            return Err(ctx.err_at(
+                line,
+                q_start,
+                format!("unterminated quote in the value of label `{lname}`"),
+            ));
+        };
+        if build {
+            out.push((lname.to_string(), value));
+        }
+        i = skip_ws(bytes, after);
+        match bytes.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => return Ok(i + 1),
+            None => return Err(ctx.err_at(line, i, "unterminated label set (missing `}`)")),
+            Some(_) => return Err(ctx.err_at(line, i, "expected `,` or `}` after a label value")),
+        }
+    }
+}
+
+fn unescape_help(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('\\') => out.push('\\'),
+                Some(other) => {
+                    out.push('\\');
+                    out.push(other);
+                }
+                None => out.push('\\'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn dropped_family(name: &str) -> bool {
+    name.ends_with("_created") || name.contains("_uptime")
+}
+
+fn base_name(file: &str) -> &str {
+    file.rsplit(['/', '\\']).next().unwrap_or(file)
+}
+
+/// Read one Prometheus text capture.
+pub fn read_prometheus_text<R: std::io::BufRead>(
+    file: &str,
+    mut reader: R,
+    capture: &CaptureMeta,
+    filter: &FamilyFilter,
+) -> Result<Scrape, ReadError> {
+    let mut families: BTreeMap<String, FamilyAcc> = BTreeMap::new();
+    let mut open: Option<Open> = None;
+    // Whether the open family is kept (wanted and not dropped); cached per family.
+    let mut open_keep = false;
+    let mut buf = Vec::new();
+    let mut line_no = 0usize;
+    let mut kept_samples = 0usize;
+    let mut timed_samples = 0usize;
+    let mut max_ts: Option<i64> = None;
+
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| ReadError::whole(ErrorCode::Io, file, format!("cannot read: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let ctx = Ctx { file, line_no };
+        let line = std::str::from_utf8(&buf).map_err(|e| {
+            ReadError::new(
+                ErrorCode::NotUtf8,
+                file,
+                Position::line(line_no),
+                format!(
+                    "line is not UTF-8 (byte {} of the line)",
+                    e.valid_up_to() + 1
+                ),
+            )
+        })?;
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let line = if line_no == 1 {
+            line.strip_prefix('\u{feff}').unwrap_or(line)
+        } else {
+            line
+        };
+        let trimmed = line.trim_start_matches([' ', '\t']);
+        if trimmed.trim_end().is_empty() {
+            continue;
+        }
+        if let Some(comment) = trimmed.strip_prefix('#') {
+            let comment = comment.trim_start_matches([' ', '\t']);
+            let (kw, rest) = split_word(comment);
+            if kw != "HELP" && kw != "TYPE" {
+                continue;
+            }
+            let (name, rest) = split_word(rest);
+            if name.is_empty() {
+                // `# HELP` with nothing after it: an ordinary comment for prometheus_client.
+                continue;
+            }
+            let name_ok =
+                name.bytes().next().is_some_and(is_name_start) && name.bytes().all(is_name_char);
+            if !name_ok {
+                let col = line.len() - trimmed.len() + (trimmed.len() - comment.len());
+                return Err(ctx.err_at(line, col, format!("bad metric name `{name}` in # {kw}")));
+            }
+            let same = open.as_ref().is_some_and(|o| o.raw == name);
+            if !same {
+                open = Some(Open {
+                    raw: name.to_string(),
+                    typ: DeclType::Untyped,
+                    help: None,
+                });
+            }
+            if let Some(o) = open.as_mut() {
+                if kw == "HELP" {
+                    o.help = Some(unescape_help(rest));
+                } else {
+                    let t = rest.trim();
+                    o.typ = match t.to_ascii_lowercase().as_str() {
+                        "counter" => DeclType::Counter,
+                        "gauge" => DeclType::Gauge,
+                        "histogram" => DeclType::Histogram,
+                        "summary" => DeclType::Summary,
+                        "untyped" | "unknown" => DeclType::Untyped,
+                        _ => {
+                            let col = line.len() - rest.trim_start().len();
+                            return Err(ctx.err_at(
+                                line,
+                                col,
+                                format!("unknown TYPE `{t}` for `{name}` (counter, gauge, histogram, summary or untyped expected)"),
+                            ));
+                        }
+                    };
+                }
+                let fname = o.final_name();
+                open_keep =
+                    o.typ != DeclType::Summary && !dropped_family(&fname) && filter.wants(&fname);
+            }
+            continue;
+        }
+
+        // A sample line: decide its family from the name before building anything.
+        let bytes = line.as_bytes();
+        let ns = skip_ws(bytes, 0);
+        let mut ne = ns;
+        while bytes.get(ne).copied().is_some_and(is_name_char) {
+            ne += 1;
+        }
+        let sname = line.get(ns..ne).unwrap_or("");
+        let role = open.as_ref().and_then(|o| o.role(sname));
+        let (fam_name, keep, role, decl) = match (role, open.as_ref()) {
+            (Some(r), Some(o)) => (o.final_name(), open_keep, r, o.typ),
+            _ => {
+                // Not part of the open family: an untyped family of its own.
+                open = None;
+                open_keep = false;
+                let keep = !dropped_family(sname) && filter.wants(sname);
+                (
+                    sname.to_string(),
+                    keep,
+                    SampleRole::Value,
+                    DeclType::Untyped,
+                )
+            }
+        };
+        let keep = keep && role != SampleRole::Created;
+        let sample = parse_sample(&ctx, line, keep)?;
+        if !keep {
+            continue;
+        }
+        kept_samples += 1;
+        if let Some(ts) = sample.timestamp_ms {
+            timed_samples += 1;
+            max_ts = Some(max_ts.map_or(ts, |m| m.max(ts)));
+        }
+        let metric_type = match decl {
+            DeclType::Counter => MetricType::Counter,
+            DeclType::Gauge => MetricType::Gauge,
+            DeclType::Histogram => MetricType::Histogram,
+            DeclType::Summary | DeclType::Untyped => MetricType::Unknown,
+        };
+        let help = open.as_ref().and_then(|o| o.help.clone());
+        let acc = families
+            .entry(fam_name)
+            .or_insert_with(|| FamilyAcc::new(metric_type, help.clone()));
+        if acc.help.is_none() {
+            acc.help = help;
+        }
+        let mut labels: Labels = Labels::new();
+        let mut le: Option<String> = None;
+        let histogram = decl == DeclType::Histogram;
+        for (k, v) in sample.labels {
+            if histogram && role == SampleRole::Bucket && k == "le" {
+                le = Some(v);
+            } else {
+                labels.insert(k, v);
+            }
+        }
+        match role {
+            SampleRole::Value | SampleRole::Created => {
+                *acc.slot(labels, SampleValue::Scalar { value: 0.0 }) = SampleValue::Scalar {
+                    value: sample.value,
+                };
+            }
+            SampleRole::Bucket | SampleRole::Sum | SampleRole::Count => {
+                if role == SampleRole::Bucket && le.is_none() {
+                    return Err(ctx.err_at(
+                        line,
+                        ns,
+                        format!("histogram bucket `{sname}` without an `le` label"),
+                    ));
+                }
+                let slot = acc.slot(labels, empty_histogram());
+                if !matches!(slot, SampleValue::Histogram { .. }) {
+                    *slot = empty_histogram();
+                }
+                if let SampleValue::Histogram {
+                    buckets,
+                    sum,
+                    count,
+                } = slot
+                {
+                    match (role, le) {
+                        (SampleRole::Bucket, Some(le)) => {
+                            if let Some(b) = buckets.iter_mut().find(|b| b.le == le) {
+                                b.count = sample.value;
+                            } else {
+                                buckets.push(Bucket {
+                                    le,
+                                    count: sample.value,
+                                });
+                            }
+                        }
+                        (SampleRole::Sum, _) => *sum = Some(sample.value),
+                        (SampleRole::Count, _) => *count = Some(sample.value),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+
+    let timestamp_ns = match capture.timestamp_ns {
+        Some(t) => Some(t),
+        None if kept_samples > 0 && timed_samples == kept_samples => max_ts
+            .and_then(|ms| u64::try_from(ms).ok())
+            .and_then(|ms| ms.checked_mul(1_000_000)),
+        None => None,
+    };
+    let endpoint_url = capture
+        .endpoint_url
+        .clone()
+        .unwrap_or_else(|| format!("capture:{}", base_name(file)));
+    let families = families
+        .into_iter()
+        .map(|(name, mut acc)| {
+            let samples = acc
+                .order
+                .iter()
+                .filter_map(|l| {
+                    acc.values.remove(l).map(|value| Sample {
+                        labels: l.clone(),
+                        value,
+                    })
+                })
+                .collect();
+            ScrapeFamily {
+                name,
+                metric_type: Some(acc.metric_type),
+                help: acc.help,
+                samples,
+            }
+        })
+        .collect();
+    Ok(Scrape {
+        endpoint_url,
+        timestamp_ns,
+        phase: None,
+        families,
+    })
+}
+
+/// Split off the first whitespace-delimited word; the rest keeps its text after one run of
+/// separating whitespace.
+fn split_word(s: &str) -> (&str, &str) {
+    let s = s.trim_start_matches([' ', '\t']);
+    match s.find([' ', '\t']) {
+        Some(i) => {
+            let (w, rest) = s.split_at(i);
+            (w, rest.trim_start_matches([' ', '\t']))
+        }
+        None => (s, ""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Scrape, ReadError> {
+        read_prometheus_text(
+            "t.prom",
+            text.as_bytes(),
+            &CaptureMeta::default(),
+            &FamilyFilter::all(),
+        )
+    }
+
+    #[test]
+    fn floats() {
+        assert_eq!(parse_prom_float("+Inf"), Some(f64::INFINITY));
+        assert_eq!(parse_prom_float("-Inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_prom_float("Inf"), Some(f64::INFINITY));
+        assert!(parse_prom_float("NaN").is_some_and(f64::is_nan));
+        assert_eq!(parse_prom_float("3.829888e+06"), Some(3_829_888.0));
+        assert_eq!(parse_prom_float("1E3"), Some(1000.0));
+        assert_eq!(parse_prom_float("-0.5"), Some(-0.5));
+        assert_eq!(parse_prom_float("1_000"), Some(1000.0));
+        assert_eq!(parse_prom_float(""), None);
+        assert_eq!(parse_prom_float("abc"), None);
+        assert_eq!(parse_prom_float("1__0"), None);
+        assert_eq!(parse_prom_float("+"), None);
+        assert_eq!(parse_prom_float("."), None);
+    }
+
+    #[test]
+    fn counter_family() {
+        let s = read("# TYPE a_total counter\na_total{x=\"1\"} 2\na_created{x=\"1\"} 3\n").unwrap();
+        assert_eq!(s.families.len(), 1);
+        assert_eq!(s.families[0].name, "a");
+        assert_eq!(s.endpoint_url, "capture:t.prom");
+    }
+
+    #[test]
+    fn utf8_label_never_splits() {
+        let s = read("m{a=\"é😀\\\"\"} 1\n").unwrap();
+        assert_eq!(s.families[0].samples[0].labels["a"], "é😀\"");
+        let e = read("m{a=\"é😀} 1\n").unwrap_err();
+        assert_eq!(e.code, ErrorCode::PromSyntax);
+    }
 }

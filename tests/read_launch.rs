@@ -1,0 +1,193 @@
+use kvledger::model::Role;
+use kvledger::read::launch::{launch_from_env, read_launch_json};
+use kvledger::{ErrorCode, ReadError};
+
+fn json(t: &str) -> Result<kvledger::model::LaunchFacts, ReadError> {
+    read_launch_json("launch.json", t)
+}
+
+fn refused(r: Result<kvledger::model::LaunchFacts, ReadError>, needles: &[&str]) {
+    let e = r.expect_err("must be refused");
+    assert_eq!(e.code, ErrorCode::LaunchValue, "{e}");
+    for n in needles {
+        assert!(e.message.contains(n), "message `{}` lacks `{n}`", e.message);
+    }
+}
+
+#[test]
+fn json_form() {
+    let f = json(
+        r#"{"framework": " SGLang ", "disaggregated": true,
+            "prefill_endpoints": ["http://10.0.0.1:8000/metrics", "10.0.0.2:8000"],
+            "decode_endpoints": "HTTPS://Node-D1:8001/, node-d2:8001 ,,",
+            "agg_endpoints": [],
+            "endpoint_roles": {"http://router:30000/metrics": "router", "10.0.0.1:8000": "prefill"},
+            "kv_offloading": "DRAM", "kv_offload_backend": "lmcache"}"#,
+    )
+    .unwrap();
+    assert_eq!(f.framework.as_deref(), Some("sglang"));
+    assert_eq!(f.disaggregated, Some(true));
+    assert_eq!(f.prefill_endpoints, ["10.0.0.1:8000", "10.0.0.2:8000"]);
+    assert_eq!(f.decode_endpoints, ["node-d1:8001", "node-d2:8001"]);
+    assert!(f.agg_endpoints.is_empty());
+    assert_eq!(f.endpoint_roles["router:30000"], Role::Frontend);
+    assert_eq!(f.endpoint_roles["10.0.0.1:8000"], Role::Prefill);
+    assert_eq!(f.kv_offloading.as_deref(), Some("dram"));
+    assert_eq!(f.kv_offload_backend.as_deref(), Some("lmcache"));
+}
+
+#[test]
+fn json_env_style_keys() {
+    let f = json(
+        r#"{"FRAMEWORK": "vllm", "DISAGG": "no", "SRT_AGG_ENDPOINTS": "localhost:8000",
+            "KV_OFFLOADING": "none", "KV_OFFLOAD_BACKEND": null}"#,
+    )
+    .unwrap();
+    assert_eq!(f.framework.as_deref(), Some("vllm"));
+    assert_eq!(f.disaggregated, Some(false));
+    assert_eq!(f.agg_endpoints, ["localhost:8000"]);
+    assert_eq!(f.kv_offloading.as_deref(), Some("none"));
+    assert_eq!(f.kv_offload_backend, None);
+    assert_eq!(json("{}").unwrap(), Default::default());
+}
+
+#[test]
+fn env_form() {
+    let vars = [
+        ("PATH", "/usr/bin"),
+        ("FRAMEWORK", "vllm"),
+        ("DISAGG", "TRUE"),
+        ("SRT_PREFILL_ENDPOINTS", " p1:8000 , p2:8000,"),
+        ("SRT_DECODE_ENDPOINTS", "http://d1:9000/metrics"),
+        ("SRT_AGG_ENDPOINTS", ""),
+        ("KV_OFFLOADING", "SSD"),
+        ("KV_OFFLOAD_BACKEND", "mooncake"),
+        ("disagg", "not-a-bool-but-ignored"),
+    ];
+    let f = launch_from_env(vars).unwrap();
+    assert_eq!(f.framework.as_deref(), Some("vllm"));
+    assert_eq!(f.disaggregated, Some(true));
+    assert_eq!(f.prefill_endpoints, ["p1:8000", "p2:8000"]);
+    assert_eq!(f.decode_endpoints, ["d1:9000"]);
+    assert!(f.agg_endpoints.is_empty());
+    assert_eq!(f.kv_offloading.as_deref(), Some("ssd"));
+    assert_eq!(f.kv_offload_backend.as_deref(), Some("mooncake"));
+    for (v, b) in [
+        ("1", true),
+        ("0", false),
+        ("Yes", true),
+        ("NO", false),
+        ("false", false),
+    ] {
+        assert_eq!(
+            launch_from_env([("DISAGG", v)]).unwrap().disaggregated,
+            Some(b)
+        );
+    }
+    assert_eq!(
+        launch_from_env([("DISAGG", "")]).unwrap().disaggregated,
+        None
+    );
+}
+
+#[test]
+fn env_refusals_by_name() {
+    refused(launch_from_env([("DISAGG", "maybe")]), &["DISAGG", "maybe"]);
+    refused(
+        launch_from_env([("SRT_PREFILL_ENDPOINTS", "host")]),
+        &["SRT_PREFILL_ENDPOINTS", "host", "port"],
+    );
+    refused(
+        launch_from_env([("SRT_DECODE_ENDPOINTS", "h:abc")]),
+        &["SRT_DECODE_ENDPOINTS", "h:abc"],
+    );
+    refused(
+        launch_from_env([("SRT_AGG_ENDPOINTS", "h:70000")]),
+        &["SRT_AGG_ENDPOINTS", "h:70000", "range"],
+    );
+    refused(launch_from_env([("SRT_AGG_ENDPOINTS", "h:0")]), &["h:0"]);
+    refused(
+        launch_from_env([
+            ("SRT_PREFILL_ENDPOINTS", "a:1"),
+            ("SRT_DECODE_ENDPOINTS", "http://A:1/metrics"),
+        ]),
+        &["a:1", "SRT_PREFILL_ENDPOINTS", "SRT_DECODE_ENDPOINTS"],
+    );
+    refused(
+        launch_from_env([("KV_OFFLOADING", "gpu")]),
+        &["KV_OFFLOADING", "gpu"],
+    );
+    let e = launch_from_env([("DISAGG", "x")]).unwrap_err();
+    assert_eq!(e.file, "env");
+}
+
+#[test]
+fn json_refusals_by_name() {
+    refused(json(r#"{"disagregated": true}"#), &["disagregated"]);
+    refused(
+        json(r#"{"disaggregated": "perhaps"}"#),
+        &["disaggregated", "perhaps"],
+    );
+    refused(json(r#"{"disaggregated": 1}"#), &["disaggregated"]);
+    refused(
+        json(r#"{"prefill_endpoints": ["x"]}"#),
+        &["prefill_endpoints", "`x`"],
+    );
+    refused(
+        json(r#"{"prefill_endpoints": [5]}"#),
+        &["prefill_endpoints"],
+    );
+    refused(
+        json(r#"{"endpoint_roles": {"a:1": "boss"}}"#),
+        &["endpoint_roles", "boss"],
+    );
+    refused(json(r#"{"endpoint_roles": ["a:1"]}"#), &["endpoint_roles"]);
+    refused(
+        json(r#"{"endpoint_roles": {"a:1": "prefill"}, "decode_endpoints": ["a:1"]}"#),
+        &["a:1"],
+    );
+    refused(
+        json(r#"{"endpoint_roles": {"a:1": "prefill", "http://A:1/m": "decode"}}"#),
+        &["a:1"],
+    );
+    refused(
+        json(r#"{"agg_endpoints": ["a:1"], "prefill_endpoints": "a:1"}"#),
+        &["a:1"],
+    );
+    refused(
+        json(r#"{"kv_offloading": "tape"}"#),
+        &["kv_offloading", "tape"],
+    );
+    refused(
+        json(r#"{"framework": "vllm", "FRAMEWORK": "sglang"}"#),
+        &["FRAMEWORK"],
+    );
+    let e = json("[1]").unwrap_err();
+    assert_eq!(e.code, ErrorCode::JsonShape);
+    let e = json("{").unwrap_err();
+    assert_eq!(e.code, ErrorCode::JsonSyntax);
+    let e = json(r#"{"kv_offloading": "tape"}"#).unwrap_err();
+    assert_eq!(e.position.json_path.as_deref(), Some("kv_offloading"));
+    assert_eq!(e.file, "launch.json");
+}
+
+#[test]
+fn normalisation() {
+    let f = json(
+        r#"{"prefill_endpoints": ["http://User:pw@Host.Example:8000/metrics?x=1",
+                                  "[FE80::1]:9000/metrics", "HOST.example:8000"]}"#,
+    )
+    .unwrap();
+    // Duplicates after normalisation collapse.
+    assert_eq!(f.prefill_endpoints, ["host.example:8000", "[fe80::1]:9000"]);
+    let f = launch_from_env([("SRT_DECODE_ENDPOINTS", "https://D:08080/")]).unwrap();
+    assert_eq!(f.decode_endpoints, ["d:8080"]);
+    refused(
+        launch_from_env([("SRT_DECODE_ENDPOINTS", "ftp://d:1")]),
+        &["ftp://d:1"],
+    );
+    refused(
+        launch_from_env([("SRT_DECODE_ENDPOINTS", "::1:80")]),
+        &["::1:80"],
+    );
+}
