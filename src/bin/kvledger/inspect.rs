@@ -1,61 +1,21 @@
-//! The kvledger command line. Exit codes: 0 success; 1 an input could not be read (the
-//! error's stable code is printed); 2 the command line is wrong.
+//! `kvledger inspect`: what a run's artifacts contain.
 
+use crate::Failure;
 use kvledger::inspect::{inspect_run, RunInspection};
 use kvledger::read::launch::{launch_from_env, read_launch_json};
 use kvledger::read::run_dir::discover;
 use kvledger::read::{read_run, CaptureMeta, FamilyFilter, InputFile, RunOptions};
 use kvledger::ReadError;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
-const USAGE: &str = "\
-kvledger: cache accounting for LLM-inference benchmark results
-
-USAGE:
-    kvledger inspect [OPTIONS] <RUN_DIR>...
-    kvledger inspect [OPTIONS] <FILE>...
-    kvledger --version | --help
-
-A RUN_DIR is one benchmark point laid out as AIPerf writes it (the folder itself,
-aiperf_artifacts/ or aiperf_artifacts/run_0/). Several RUN_DIRs are inspected one by one;
-FILEs given together form one run.
-
-OPTIONS:
-    --json                    machine-readable JSON (one object per run; an array for several)
-    --families A,B,...        keep only these metric families (any alias spelling)
-    --family-prefix P,...     also keep families starting with these prefixes (e.g. vllm:)
-    --launch FILE             launch facts JSON (overrides a launch.json in the run)
-    --launch-env              launch facts from this process's FRAMEWORK, DISAGG,
-                              SRT_PREFILL_ENDPOINTS, SRT_DECODE_ENDPOINTS, SRT_AGG_ENDPOINTS,
-                              KV_OFFLOADING, KV_OFFLOAD_BACKEND
-    --capture FILE=URL[@NS]   endpoint URL and epoch-ns time of a Prometheus text capture
-
-EXIT CODES:
-    0  success
-    1  an input could not be read (the stable error code is printed, e.g. JSON_SYNTAX)
-    2  usage error
-";
-
-struct Args {
-    json: bool,
+pub struct Args {
+    pub json: bool,
     families: Option<Vec<String>>,
     prefixes: Vec<String>,
     launch_file: Option<PathBuf>,
     launch_env: bool,
     captures: Vec<(String, CaptureMeta)>,
     paths: Vec<PathBuf>,
-}
-
-enum Failure {
-    Usage(String),
-    Read(ReadError),
-}
-
-impl From<ReadError> for Failure {
-    fn from(e: ReadError) -> Self {
-        Failure::Read(e)
-    }
 }
 
 fn split_list(v: &str) -> Vec<String> {
@@ -86,7 +46,7 @@ fn parse_capture(v: &str) -> Result<(String, CaptureMeta), Failure> {
     Ok((file.to_string(), meta))
 }
 
-fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, Failure> {
+pub fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, Failure> {
     let mut args = Args {
         json: false,
         families: None,
@@ -178,7 +138,7 @@ fn file_label(path: &Path) -> String {
     path.display().to_string()
 }
 
-fn inspect(args: &Args) -> Result<Vec<(String, RunInspection)>, Failure> {
+pub fn inspect(args: &Args) -> Result<Vec<(String, RunInspection)>, Failure> {
     let opts = options(args)?;
     let mut results = Vec::new();
     for (label, files) in runs(&args.paths)? {
@@ -196,7 +156,7 @@ fn fmt_ns(ns: Option<u64>) -> String {
     ns.map(|n| n.to_string()).unwrap_or_else(|| "-".to_string())
 }
 
-fn print_table(label: &str, r: &RunInspection) {
+pub fn print_table(label: &str, r: &RunInspection) {
     println!("run: {label}");
     for f in &r.files {
         println!("  file  {:<22} {}", f.kind.as_str(), f.name);
@@ -305,58 +265,27 @@ fn print_table(label: &str, r: &RunInspection) {
     }
 }
 
-fn main() -> ExitCode {
-    let mut argv = std::env::args().skip(1);
-    let cmd = argv.next();
-    let result = match cmd.as_deref() {
-        Some("inspect") => parse_args(argv).and_then(|args| {
-            let results = inspect(&args)?;
-            if args.json {
-                let text = if results.len() == 1 {
-                    serde_json::to_string_pretty(&results[0].1)
-                } else {
-                    serde_json::to_string_pretty(
-                        &results.iter().map(|(_, r)| r).collect::<Vec<_>>(),
-                    )
-                };
-                match text {
-                    Ok(t) => println!("{t}"),
-                    Err(e) => return Err(Failure::Usage(format!("cannot serialise: {e}"))),
-                }
-            } else {
-                for (i, (label, r)) in results.iter().enumerate() {
-                    if i > 0 {
-                        println!();
-                    }
-                    print_table(label, r);
-                }
+/// Run the subcommand with the arguments after `inspect`.
+pub fn main(argv: impl Iterator<Item = String>) -> Result<(), Failure> {
+    let args = parse_args(argv)?;
+    let results = inspect(&args)?;
+    if args.json {
+        let text = if results.len() == 1 {
+            serde_json::to_string_pretty(&results[0].1)
+        } else {
+            serde_json::to_string_pretty(&results.iter().map(|(_, r)| r).collect::<Vec<_>>())
+        };
+        match text {
+            Ok(t) => println!("{t}"),
+            Err(e) => return Err(Failure::Usage(format!("cannot serialise: {e}"))),
+        }
+    } else {
+        for (i, (label, r)) in results.iter().enumerate() {
+            if i > 0 {
+                println!();
             }
-            Ok(())
-        }),
-        Some("--version" | "-V") => {
-            println!(
-                "kvledger {} ({})",
-                env!("CARGO_PKG_VERSION"),
-                kvledger::inspect::CONTRACT_VERSION
-            );
-            Ok(())
-        }
-        Some("--help" | "-h" | "help") => {
-            print!("{USAGE}");
-            Ok(())
-        }
-        Some(other) => Err(Failure::Usage(format!("unknown command `{other}`"))),
-        None => Err(Failure::Usage("no command given".to_string())),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Usage(msg)) => {
-            eprintln!("kvledger: {msg}\n\n{USAGE}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Read(e)) => {
-            eprintln!("kvledger: error {e}");
-            ExitCode::from(1)
+            print_table(label, r);
         }
     }
+    Ok(())
 }

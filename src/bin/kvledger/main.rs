@@ -1,0 +1,79 @@
+//! The kvledger command line. Exit codes: 0 success; 1 an input could not be read (the
+//! error's stable code is printed); 2 the command line is wrong.
+
+mod inspect;
+
+use kvledger::ReadError;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+kvledger: cache accounting for LLM-inference benchmark results
+
+USAGE:
+    kvledger inspect [OPTIONS] <RUN_DIR>...
+    kvledger inspect [OPTIONS] <FILE>...
+    kvledger --version | --help
+
+A RUN_DIR is one benchmark point laid out as AIPerf writes it (the folder itself,
+aiperf_artifacts/ or aiperf_artifacts/run_0/). Several RUN_DIRs are inspected one by one;
+FILEs given together form one run.
+
+OPTIONS:
+    --json                    machine-readable JSON (one object per run; an array for several)
+    --families A,B,...        keep only these metric families (any alias spelling)
+    --family-prefix P,...     also keep families starting with these prefixes (e.g. vllm:)
+    --launch FILE             launch facts JSON (overrides a launch.json in the run)
+    --launch-env              launch facts from this process's FRAMEWORK, DISAGG,
+                              SRT_PREFILL_ENDPOINTS, SRT_DECODE_ENDPOINTS, SRT_AGG_ENDPOINTS,
+                              KV_OFFLOADING, KV_OFFLOAD_BACKEND
+    --capture FILE=URL[@NS]   endpoint URL and epoch-ns time of a Prometheus text capture
+
+EXIT CODES:
+    0  success
+    1  an input could not be read (the stable error code is printed, e.g. JSON_SYNTAX)
+    2  usage error
+";
+
+pub enum Failure {
+    Usage(String),
+    Read(ReadError),
+}
+
+impl From<ReadError> for Failure {
+    fn from(e: ReadError) -> Self {
+        Failure::Read(e)
+    }
+}
+
+fn main() -> ExitCode {
+    let mut argv = std::env::args().skip(1);
+    let cmd = argv.next();
+    let result = match cmd.as_deref() {
+        Some("inspect") => inspect::main(argv),
+        Some("--version" | "-V") => {
+            println!(
+                "kvledger {} ({})",
+                env!("CARGO_PKG_VERSION"),
+                kvledger::inspect::CONTRACT_VERSION
+            );
+            Ok(())
+        }
+        Some("--help" | "-h" | "help") => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(Failure::Usage(format!("unknown command `{other}`"))),
+        None => Err(Failure::Usage("no command given".to_string())),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(msg)) => {
+            eprintln!("kvledger: {msg}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Read(e)) => {
+            eprintln!("kvledger: error {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,20 @@
+# workerd config of test-js/workerd.test.mjs: no bundler, the package's files as modules.
+# The test overrides the socket address: --socket-addr http=127.0.0.1:<free port>.
+using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [ (name = "main", worker = .kvledgerWorker) ],
+  sockets = [ (name = "http", address = "127.0.0.1:8787", http = (), service = "main") ],
+);
+
+const kvledgerWorker :Workerd.Worker = (
+  modules = [
+    (name = "worker.js", esModule = embed "worker.js"),
+    # What `import ... from "kvledger"` resolves to under the `workerd` condition.
+    (name = "kvledger", esModule = "export * from \"js/workerd.js\"; export { default } from \"js/workerd.js\";"),
+    (name = "js/workerd.js", esModule = embed "../../js/workerd.js"),
+    (name = "pkg/web/kvledger.js", esModule = embed "../../pkg/web/kvledger.js"),
+    (name = "pkg/web/kvledger_bg.wasm", wasm = embed "../../pkg/web/kvledger_bg.wasm"),
+  ],
+  compatibilityDate = "2025-09-01",
+);
