@@ -4,6 +4,7 @@
 //! artifacts into typed models, `inspect` summarises what evidence a run carries. The `wasm`
 //! module only converts types and maps errors for the npm package.
 
+pub mod account;
 pub mod error;
 pub mod inspect;
 pub mod model;
