@@ -189,8 +189,12 @@ impl ReasonCode {
             CounterReset | ReplicaDisagreement | AliasCollision | HitsExceedPrompt
             | NonFiniteCounter => Some(Status::InvalidCounter),
             WindowMissing | IncreaseUnbounded | RateTooWide => Some(Status::WindowUnresolved),
-            NoRequestRecords | ProfilingErrors | ProfilingCancellations | PromptNotConserved
-            | AdmissionsNotConserved | ClientPromptUnknown => Some(Status::RequestScopeUnresolved),
+            NoRequestRecords
+            | ProfilingErrors
+            | ProfilingCancellations
+            | PromptNotConserved
+            | AdmissionsNotConserved
+            | ClientPromptUnknown => Some(Status::RequestScopeUnresolved),
             TierAmbiguous | TiersNotSeparable | BySourceOffByOne | AliasDropped
             | DecodeExcluded | FrontendSeparate | RatioGaugeTelemetry | PhaseTotalsTrusted
             | ResetAccounted | WarmupErrorsIgnored => None,
@@ -314,13 +318,19 @@ mod tests {
     fn status_is_first_failing_check() {
         let r = |c| Reason::new(c, "x");
         assert_eq!(status_of(&[]), Status::ValidComplete);
-        assert_eq!(status_of(&[r(ReasonCode::TierAmbiguous)]), Status::ValidComplete);
+        assert_eq!(
+            status_of(&[r(ReasonCode::TierAmbiguous)]),
+            Status::ValidComplete
+        );
         assert_eq!(
             status_of(&[r(ReasonCode::RateTooWide), r(ReasonCode::CounterReset)]),
             Status::InvalidCounter
         );
         assert_eq!(
-            status_of(&[r(ReasonCode::NoRequestRecords), r(ReasonCode::RoleUnresolved)]),
+            status_of(&[
+                r(ReasonCode::NoRequestRecords),
+                r(ReasonCode::RoleUnresolved)
+            ]),
             Status::RolesUnresolved
         );
     }

@@ -18,6 +18,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use tsify::{Ts, Tsify};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_ERRORS: &'static str = r#"
@@ -147,7 +148,52 @@ fn output_error(e: impl std::fmt::Display) -> JsValue {
     .into()
 }
 
+/// serde-wasm-bindgen reads only the fields it knows, so `deny_unknown_fields` cannot see a
+/// misspelt option: compare the object's own keys with the allowed ones first.
+pub(crate) fn reject_unknown_keys(
+    value: &JsValue,
+    allowed: &[&str],
+    what: &str,
+) -> Result<(), JsValue> {
+    if !value.is_object() {
+        return Ok(());
+    }
+    let keys = js_sys::Object::keys(value.unchecked_ref::<js_sys::Object>());
+    for k in keys.iter() {
+        let key = k.as_string().unwrap_or_default();
+        if !allowed.contains(&key.as_str()) {
+            return Err(options_error(format!(
+                "{what}: unknown field `{key}` (expected one of: {})",
+                allowed.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+const INSPECT_OPTION_KEYS: [&str; 5] = [
+    "families",
+    "familyPrefixes",
+    "captures",
+    "launchJson",
+    "launchEnv",
+];
+const FILE_KEYS: [&str; 3] = ["name", "text", "bytes"];
+const CAPTURE_KEYS: [&str; 2] = ["endpointUrl", "timestampNs"];
+
 fn run_options(options: Option<Ts<InspectOptions>>) -> Result<RunOptions, JsValue> {
+    if let Some(o) = &options {
+        let v = o.js_value();
+        reject_unknown_keys(&v, &INSPECT_OPTION_KEYS, "options")?;
+        if let Ok(caps) = js_sys::Reflect::get(&v, &JsValue::from_str("captures")) {
+            if caps.is_object() {
+                let entries = js_sys::Object::values(caps.unchecked_ref::<js_sys::Object>());
+                for c in entries.iter() {
+                    reject_unknown_keys(&c, &CAPTURE_KEYS, "options.captures")?;
+                }
+            }
+        }
+    }
     let opts = match options {
         Some(o) => o
             .to_rust()
@@ -203,6 +249,7 @@ struct OwnedFile {
 fn owned_files(files: Vec<Ts<RunFileInput>>) -> Result<Vec<OwnedFile>, JsValue> {
     let mut out = Vec::with_capacity(files.len());
     for (i, f) in files.into_iter().enumerate() {
+        reject_unknown_keys(&f.js_value(), &FILE_KEYS, &format!("files[{i}]"))?;
         let f = f
             .to_rust()
             .map_err(|e| options_error(format!("files[{i}]: {e}")))?;

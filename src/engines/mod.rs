@@ -1,0 +1,159 @@
+//! Engine adapters: each maps one engine's metric names and labels onto the canonical
+//! counters of CONTRACT section 2. Adapters know names and labels, never windows or roles.
+//!
+//! A series maps to zero or more canonical counters (a vLLM `prompt_tokens_by_source`
+//! series with `source="local_cache_hit"` is both part of the prompt total F and the GPU hit
+//! count G). What an endpoint's export lacks is reported by `assess` as reasons.
+
+pub mod atom;
+pub mod detect;
+pub mod dynamo;
+pub mod sglang;
+pub mod trtllm;
+pub mod vllm;
+
+use crate::account::verdict::Reason;
+use crate::model::{Labels, MetricType};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+pub use detect::{detect_engine, Engine};
+
+/// The canonical counters (contract section 2) plus the admissions counter of the request
+/// scope check (section 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "snake_case")]
+pub enum Counter {
+    /// F: prompt tokens subject to prefix caching.
+    Prompt,
+    /// G: prompt tokens served from the device (HBM) prefix cache.
+    HitGpu,
+    /// C: prompt tokens served from the host/CPU offload tier.
+    HitCpu,
+    /// X: prompt tokens served from a remote or storage tier.
+    HitExternal,
+    /// Requests admitted to prefix-cache accounting (ATOM `prefix_cache_requests`).
+    Admissions,
+}
+
+impl Counter {
+    pub const ALL: [Counter; 5] = [
+        Counter::Prompt,
+        Counter::HitGpu,
+        Counter::HitCpu,
+        Counter::HitExternal,
+        Counter::Admissions,
+    ];
+
+    /// Counters that feed a priced rate (an alias collision on them is refused).
+    pub fn is_priced(self) -> bool {
+        !matches!(self, Counter::Admissions)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Counter::Prompt => "prompt",
+            Counter::HitGpu => "hit_gpu",
+            Counter::HitCpu => "hit_cpu",
+            Counter::HitExternal => "hit_external",
+            Counter::Admissions => "admissions",
+        }
+    }
+}
+
+/// What the launcher says about offloading (contract section 1, launch facts).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TierContext {
+    /// `KV_OFFLOADING`, lowercased: `none`, `cpu`, `dram`, `ssd`, ...; `None` when not given.
+    pub offloading: Option<String>,
+    /// `KV_OFFLOAD_BACKEND`, lowercased.
+    pub backend: Option<String>,
+}
+
+impl TierContext {
+    /// Offloading is known to be off.
+    pub fn offload_off(&self) -> bool {
+        self.offloading.as_deref() == Some("none")
+    }
+
+    /// Offloading is known to be on.
+    pub fn offload_on(&self) -> bool {
+        matches!(self.offloading.as_deref(), Some(o) if o != "none")
+    }
+
+    /// The offload target is a local host-memory tier (LMCache local CPU, native CPU offload).
+    pub fn local_cpu_tier(&self) -> Option<bool> {
+        let backend = self.backend.as_deref()?;
+        let remote_backend = backend.contains("mooncake")
+            || backend.contains("remote")
+            || backend.contains("nixl")
+            || backend.contains("3fs")
+            || backend.contains("redis");
+        let storage_tier = matches!(
+            self.offloading.as_deref(),
+            Some("ssd" | "disk" | "storage" | "remote")
+        );
+        Some(!remote_backend && !storage_tier)
+    }
+}
+
+/// One family of one endpoint as an adapter sees it: its canonical key, the spelling in the
+/// export, and its type (unknown for untyped JSONL scrapes).
+#[derive(Debug, Clone)]
+pub struct FamilyView<'a> {
+    pub key: &'a str,
+    pub spelling: &'a str,
+    pub metric_type: Option<MetricType>,
+}
+
+/// What an adapter concludes about an endpoint's export as a whole.
+#[derive(Debug, Clone, Default)]
+pub struct Assessment {
+    /// Failing reasons (COUNTERS_MISSING and the like) and informational notes.
+    pub reasons: Vec<Reason>,
+    /// A CPU-tier hit counter is read from this export.
+    pub cpu_measured: bool,
+    /// Tier aliases: e.g. `("hit_external", "hit_cpu")` when one counter stands for both.
+    pub tier_aliases: Vec<(Counter, Counter)>,
+    /// Ratio gauges present (telemetry only).
+    pub ratio_gauges: Vec<String>,
+}
+
+/// The mapping of one engine.
+pub trait Adapter {
+    fn engine(&self) -> Engine;
+
+    /// The canonical counters one series feeds. `present` holds the canonical keys of every
+    /// family the endpoint exports (mapping can depend on what else exists).
+    fn map_series(
+        &self,
+        family: &FamilyView<'_>,
+        labels: &Labels,
+        present: &BTreeSet<String>,
+        tiers: &TierContext,
+    ) -> Vec<Counter>;
+
+    /// Reasons about the export as a whole (missing counters, tier separability, telemetry).
+    fn assess(&self, endpoint: &str, present: &BTreeSet<String>, tiers: &TierContext) -> Assessment;
+}
+
+/// The adapter of an engine.
+pub fn adapter(engine: Engine) -> &'static dyn Adapter {
+    match engine {
+        Engine::Vllm => &vllm::Vllm,
+        Engine::Sglang => &sglang::Sglang,
+        Engine::Trtllm => &trtllm::Trtllm,
+        Engine::Atom => &atom::Atom,
+    }
+}
+
+/// Series labels that mark replicas of one pool (they must agree, never add).
+pub const REPLICA_LABELS: [&str; 4] = ["tp_rank", "pp_rank", "moe_ep_rank", "ep_rank"];
+
+/// True when `labels[key] == value` (case-insensitive value).
+pub(crate) fn label_is(labels: &Labels, key: &str, value: &str) -> bool {
+    labels
+        .get(key)
+        .is_some_and(|v| v.eq_ignore_ascii_case(value))
+}
