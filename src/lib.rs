@@ -5,6 +5,7 @@
 //! module only converts types and maps errors for the npm package.
 
 pub mod account;
+pub mod engines;
 pub mod error;
 pub mod inspect;
 pub mod model;

@@ -54,7 +54,8 @@ impl Policy {
         if !(self.conservation_tolerance.is_finite() && self.conservation_tolerance >= 0.0) {
             return bad("conservation_tolerance must be a finite number >= 0");
         }
-        if !(self.cached_price_ratio.is_finite() && (0.0..=1.0).contains(&self.cached_price_ratio)) {
+        if !(self.cached_price_ratio.is_finite() && (0.0..=1.0).contains(&self.cached_price_ratio))
+        {
             return bad("cached_price_ratio must be within [0, 1]");
         }
         Ok(())

@@ -33,7 +33,10 @@ impl Adapter for Atom {
         _present: &BTreeSet<String>,
         _tiers: &TierContext,
     ) -> Vec<Counter> {
-        if matches!(family.metric_type, Some(MetricType::Histogram | MetricType::Gauge)) {
+        if matches!(
+            family.metric_type,
+            Some(MetricType::Histogram | MetricType::Gauge)
+        ) {
             return Vec::new();
         }
         match family.key {
@@ -45,20 +48,31 @@ impl Adapter for Atom {
         }
     }
 
-    fn assess(&self, endpoint: &str, present: &BTreeSet<String>, tiers: &TierContext) -> Assessment {
+    fn assess(
+        &self,
+        endpoint: &str,
+        present: &BTreeSet<String>,
+        tiers: &TierContext,
+    ) -> Assessment {
         let mut a = Assessment::default();
         if !present.contains(FULL) {
             a.reasons.push(
-                Reason::new(ReasonCode::PromptCounterMissing, "no atom:prefix_cache_full_tokens counter")
-                    .at(endpoint)
-                    .metric(FULL),
+                Reason::new(
+                    ReasonCode::PromptCounterMissing,
+                    "no atom:prefix_cache_full_tokens counter",
+                )
+                .at(endpoint)
+                .metric(FULL),
             );
         }
         if !present.contains(CACHED) {
             a.reasons.push(
-                Reason::new(ReasonCode::HitCounterMissing, "no atom:prefix_cache_cached_tokens counter")
-                    .at(endpoint)
-                    .metric(CACHED),
+                Reason::new(
+                    ReasonCode::HitCounterMissing,
+                    "no atom:prefix_cache_cached_tokens counter",
+                )
+                .at(endpoint)
+                .metric(CACHED),
             );
         }
         if present.contains(OFFLOAD) {

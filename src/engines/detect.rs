@@ -96,7 +96,10 @@ mod tests {
             detect_engine(["tensorrt_llm:prompt_tokens"], None),
             Some(Engine::Trtllm)
         );
-        assert_eq!(detect_engine(["dynamo_frontend_requests"], Some("dynamo-vllm")), None);
+        assert_eq!(
+            detect_engine(["dynamo_frontend_requests"], Some("dynamo-vllm")),
+            None
+        );
     }
 
     #[test]
@@ -105,7 +108,10 @@ mod tests {
             detect_engine(["vllm:a", "sglang:b"], Some("dynamo-sglang")),
             Some(Engine::Sglang)
         );
-        assert_eq!(detect_engine(["vllm:a", "sglang:b"], None), Some(Engine::Vllm));
+        assert_eq!(
+            detect_engine(["vllm:a", "sglang:b"], None),
+            Some(Engine::Vllm)
+        );
         assert_eq!(Engine::from_framework("mooncake-atom"), Some(Engine::Atom));
         assert_eq!(Engine::from_framework("dynamo-trt"), Some(Engine::Trtllm));
     }

@@ -135,7 +135,8 @@ pub trait Adapter {
     ) -> Vec<Counter>;
 
     /// Reasons about the export as a whole (missing counters, tier separability, telemetry).
-    fn assess(&self, endpoint: &str, present: &BTreeSet<String>, tiers: &TierContext) -> Assessment;
+    fn assess(&self, endpoint: &str, present: &BTreeSet<String>, tiers: &TierContext)
+        -> Assessment;
 }
 
 /// The adapter of an engine.

@@ -76,7 +76,10 @@ impl Adapter for Sglang {
         present: &BTreeSet<String>,
         _tiers: &TierContext,
     ) -> Vec<Counter> {
-        if matches!(family.metric_type, Some(MetricType::Histogram | MetricType::Gauge)) {
+        if matches!(
+            family.metric_type,
+            Some(MetricType::Histogram | MetricType::Gauge)
+        ) {
             return Vec::new();
         }
         match family.key {
@@ -96,13 +99,21 @@ impl Adapter for Sglang {
         }
     }
 
-    fn assess(&self, endpoint: &str, present: &BTreeSet<String>, tiers: &TierContext) -> Assessment {
+    fn assess(
+        &self,
+        endpoint: &str,
+        present: &BTreeSet<String>,
+        tiers: &TierContext,
+    ) -> Assessment {
         let mut a = Assessment::default();
         if !present.contains(PROMPT) {
             a.reasons.push(
-                Reason::new(ReasonCode::PromptCounterMissing, "no sglang:prompt_tokens counter")
-                    .at(endpoint)
-                    .metric(PROMPT),
+                Reason::new(
+                    ReasonCode::PromptCounterMissing,
+                    "no sglang:prompt_tokens counter",
+                )
+                .at(endpoint)
+                .metric(PROMPT),
             );
         }
         if !present.contains(CACHED) {

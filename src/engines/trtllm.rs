@@ -25,11 +25,21 @@ pub struct Trtllm;
 
 fn tier_of(tier: &str) -> Option<Counter> {
     let t = tier.to_ascii_lowercase();
-    if matches!(t.as_str(), "gpu" | "device" | "gpu_memory" | "primary" | "hbm") {
+    if matches!(
+        t.as_str(),
+        "gpu" | "device" | "gpu_memory" | "primary" | "hbm"
+    ) {
         Some(Counter::HitGpu)
-    } else if matches!(t.as_str(), "host" | "cpu" | "host_memory" | "secondary" | "dram") {
+    } else if matches!(
+        t.as_str(),
+        "host" | "cpu" | "host_memory" | "secondary" | "dram"
+    ) {
         Some(Counter::HitCpu)
-    } else if t.contains("disk") || t.contains("ssd") || t.contains("remote") || t.contains("storage") {
+    } else if t.contains("disk")
+        || t.contains("ssd")
+        || t.contains("remote")
+        || t.contains("storage")
+    {
         Some(Counter::HitExternal)
     } else {
         None
@@ -48,7 +58,10 @@ impl Adapter for Trtllm {
         present: &BTreeSet<String>,
         _tiers: &TierContext,
     ) -> Vec<Counter> {
-        if matches!(family.metric_type, Some(MetricType::Histogram | MetricType::Gauge)) {
+        if matches!(
+            family.metric_type,
+            Some(MetricType::Histogram | MetricType::Gauge)
+        ) {
             return Vec::new();
         }
         match family.key {
@@ -63,7 +76,12 @@ impl Adapter for Trtllm {
         }
     }
 
-    fn assess(&self, endpoint: &str, present: &BTreeSet<String>, tiers: &TierContext) -> Assessment {
+    fn assess(
+        &self,
+        endpoint: &str,
+        present: &BTreeSet<String>,
+        tiers: &TierContext,
+    ) -> Assessment {
         let mut a = Assessment::default();
         let has_hits = present.contains(MARK_CACHED_COUNTER) || present.contains(BY_TIER);
         if !present.contains(PROMPT) && !has_hits {
@@ -77,9 +95,12 @@ impl Adapter for Trtllm {
         } else {
             if !present.contains(PROMPT) {
                 a.reasons.push(
-                    Reason::new(ReasonCode::PromptCounterMissing, "no trtllm_prompt_tokens counter")
-                        .at(endpoint)
-                        .metric(PROMPT),
+                    Reason::new(
+                        ReasonCode::PromptCounterMissing,
+                        "no trtllm_prompt_tokens counter",
+                    )
+                    .at(endpoint)
+                    .metric(PROMPT),
                 );
             }
             if !has_hits {

@@ -21,7 +21,10 @@ pub const RECOMPUTED: &str = "vllm:prompt_tokens_recomputed";
 pub struct Vllm;
 
 fn is_counter(f: &FamilyView<'_>) -> bool {
-    matches!(f.metric_type, None | Some(MetricType::Counter) | Some(MetricType::Unknown))
+    matches!(
+        f.metric_type,
+        None | Some(MetricType::Counter) | Some(MetricType::Unknown)
+    )
 }
 
 impl Adapter for Vllm {
@@ -60,7 +63,12 @@ impl Adapter for Vllm {
         }
     }
 
-    fn assess(&self, endpoint: &str, present: &BTreeSet<String>, tiers: &TierContext) -> Assessment {
+    fn assess(
+        &self,
+        endpoint: &str,
+        present: &BTreeSet<String>,
+        tiers: &TierContext,
+    ) -> Assessment {
         let mut a = Assessment::default();
         if present.contains(BY_SOURCE) {
             if tiers.local_cpu_tier() == Some(true) {
@@ -105,12 +113,18 @@ impl Adapter for Vllm {
             }
         } else {
             a.reasons.push(
-                Reason::new(ReasonCode::PromptCounterMissing, "no vLLM prompt-token counter")
-                    .at(endpoint)
-                    .metric(BY_SOURCE),
+                Reason::new(
+                    ReasonCode::PromptCounterMissing,
+                    "no vLLM prompt-token counter",
+                )
+                .at(endpoint)
+                .metric(BY_SOURCE),
             );
         }
-        for g in ["vllm:gpu_prefix_cache_hit_rate", "vllm:cpu_prefix_cache_hit_rate"] {
+        for g in [
+            "vllm:gpu_prefix_cache_hit_rate",
+            "vllm:cpu_prefix_cache_hit_rate",
+        ] {
             if present.contains(g) {
                 a.ratio_gauges.push(g.to_string());
             }

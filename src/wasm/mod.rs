@@ -7,6 +7,7 @@
 //! - errors are thrown as `Error` with `name` (`"ReadError"` for input that cannot be read,
 //!   `"OptionsError"` for a bad call) and `code` (see `ErrorCode` in the d.ts).
 
+use crate::account::{account_run, Accounting, Policy};
 use crate::error::{ErrorCode, ReadError};
 use crate::inspect::{inspect_run, RunInspection, CONTRACT_VERSION};
 use crate::read::{
@@ -87,6 +88,46 @@ pub struct CaptureInput {
     #[tsify(optional)]
     #[serde(default)]
     pub timestamp_ns: Option<u64>,
+}
+
+/// Options of `accountRun`: those of `inspectRun` plus the accounting policy.
+#[derive(Tsify, Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AccountOptions {
+    #[tsify(optional)]
+    #[serde(default)]
+    pub families: Option<Vec<String>>,
+    #[tsify(optional)]
+    #[serde(default)]
+    pub family_prefixes: Option<Vec<String>>,
+    #[tsify(optional, type = "Record<string, CaptureInput>")]
+    #[serde(default)]
+    pub captures: Option<BTreeMap<String, CaptureInput>>,
+    #[tsify(optional)]
+    #[serde(default)]
+    pub launch_json: Option<String>,
+    #[tsify(optional, type = "Record<string, string>")]
+    #[serde(default)]
+    pub launch_env: Option<BTreeMap<String, String>>,
+    /// Tolerances (CONTRACT section 10); absent fields take their defaults.
+    #[tsify(optional)]
+    #[serde(default)]
+    pub policy: Option<Policy>,
+}
+
+impl AccountOptions {
+    fn split(self) -> (InspectOptions, Option<Policy>) {
+        (
+            InspectOptions {
+                families: self.families,
+                family_prefixes: self.family_prefixes,
+                captures: self.captures,
+                launch_json: self.launch_json,
+                launch_env: self.launch_env,
+            },
+            self.policy,
+        )
+    }
 }
 
 /// Options of `inspectRun`. Every field is optional.
@@ -181,25 +222,21 @@ const INSPECT_OPTION_KEYS: [&str; 5] = [
 const FILE_KEYS: [&str; 3] = ["name", "text", "bytes"];
 const CAPTURE_KEYS: [&str; 2] = ["endpointUrl", "timestampNs"];
 
-fn run_options(options: Option<Ts<InspectOptions>>) -> Result<RunOptions, JsValue> {
-    if let Some(o) = &options {
-        let v = o.js_value();
-        reject_unknown_keys(&v, &INSPECT_OPTION_KEYS, "options")?;
-        if let Ok(caps) = js_sys::Reflect::get(&v, &JsValue::from_str("captures")) {
-            if caps.is_object() {
-                let entries = js_sys::Object::values(caps.unchecked_ref::<js_sys::Object>());
-                for c in entries.iter() {
-                    reject_unknown_keys(&c, &CAPTURE_KEYS, "options.captures")?;
-                }
+/// Check an options object's keys (and its captures' keys) before deserialising it.
+fn check_option_keys(v: &JsValue, allowed: &[&str]) -> Result<(), JsValue> {
+    reject_unknown_keys(v, allowed, "options")?;
+    if let Ok(caps) = js_sys::Reflect::get(v, &JsValue::from_str("captures")) {
+        if caps.is_object() {
+            let entries = js_sys::Object::values(caps.unchecked_ref::<js_sys::Object>());
+            for c in entries.iter() {
+                reject_unknown_keys(&c, &CAPTURE_KEYS, "options.captures")?;
             }
         }
     }
-    let opts = match options {
-        Some(o) => o
-            .to_rust()
-            .map_err(|e| options_error(format!("bad options: {e}")))?,
-        None => InspectOptions::default(),
-    };
+    Ok(())
+}
+
+fn run_options(opts: InspectOptions) -> Result<RunOptions, JsValue> {
     let mut families = match &opts.families {
         Some(names) => FamilyFilter::only(names),
         None => FamilyFilter::all(),
@@ -281,7 +318,15 @@ pub fn inspect_run_js(
     files: Vec<Ts<RunFileInput>>,
     options: Option<Ts<InspectOptions>>,
 ) -> Result<Ts<RunInspection>, JsValue> {
-    let options = run_options(options)?;
+    let opts = match options {
+        Some(o) => {
+            check_option_keys(&o.js_value(), &INSPECT_OPTION_KEYS)?;
+            o.to_rust()
+                .map_err(|e| options_error(format!("bad options: {e}")))?
+        }
+        None => InspectOptions::default(),
+    };
+    let options = run_options(opts)?;
     let owned = owned_files(files)?;
     let inputs: Vec<InputFile<'_>> = owned
         .iter()
@@ -289,6 +334,41 @@ pub fn inspect_run_js(
         .collect();
     let run = read_run(&inputs, &options).map_err(|e| read_error(&e))?;
     inspect_run(&run).into_ts().map_err(output_error)
+}
+
+/// Account one run (CONTRACT sections 2–7): the verdict (`cacheValidity`), tier rates with
+/// bounds, per-role counters, per-endpoint sources, token totals, KV cache, offload, the
+/// theoretical hit rate and the dashboard's `legacy` keys. A verdict is data: an ineligible
+/// run is returned, not thrown. Throws only for input that cannot be read (`ReadError`) or a
+/// malformed call (`OptionsError`).
+#[wasm_bindgen(js_name = accountRun)]
+pub fn account_run_js(
+    files: Vec<Ts<RunFileInput>>,
+    options: Option<Ts<AccountOptions>>,
+) -> Result<Ts<Accounting>, JsValue> {
+    let opts = match options {
+        Some(o) => {
+            let mut allowed = INSPECT_OPTION_KEYS.to_vec();
+            allowed.push("policy");
+            check_option_keys(&o.js_value(), &allowed)?;
+            o.to_rust()
+                .map_err(|e| options_error(format!("bad options: {e}")))?
+        }
+        None => AccountOptions::default(),
+    };
+    let (inspect_opts, policy) = opts.split();
+    let policy = policy.unwrap_or_default();
+    policy
+        .validate("options.policy")
+        .map_err(|e| options_error(e.message))?;
+    let options = run_options(inspect_opts)?;
+    let owned = owned_files(files)?;
+    let inputs: Vec<InputFile<'_>> = owned
+        .iter()
+        .map(|f| InputFile::bytes(f.name.clone(), &f.content))
+        .collect();
+    let run = read_run(&inputs, &options).map_err(|e| read_error(&e))?;
+    account_run(&run, &policy).into_ts().map_err(output_error)
 }
 
 /// The accounting contract this build implements (`"kvledger/1"`).

@@ -1,7 +1,9 @@
 //! The kvledger command line. Exit codes: 0 success; 1 an input could not be read (the
 //! error's stable code is printed); 2 the command line is wrong.
 
+mod account;
 mod inspect;
+mod run_args;
 
 use kvledger::ReadError;
 use std::process::ExitCode;
@@ -12,6 +14,7 @@ kvledger: cache accounting for LLM-inference benchmark results
 USAGE:
     kvledger inspect [OPTIONS] <RUN_DIR>...
     kvledger inspect [OPTIONS] <FILE>...
+    kvledger account [OPTIONS] [--policy FILE] <RUN_DIR>... | <FILE>...
     kvledger --version | --help
 
 A RUN_DIR is one benchmark point laid out as AIPerf writes it (the folder itself,
@@ -27,9 +30,14 @@ OPTIONS:
                               SRT_PREFILL_ENDPOINTS, SRT_DECODE_ENDPOINTS, SRT_AGG_ENDPOINTS,
                               KV_OFFLOADING, KV_OFFLOAD_BACKEND
     --capture FILE=URL[@NS]   endpoint URL and epoch-ns time of a Prometheus text capture
+    --policy FILE             (account) policy JSON: max_rate_width, conservation_tolerance,
+                              trust_phase_totals, cached_price_ratio
+
+`account` prints each run's verdict (cache_validity), tier rates with bounds, per-role
+counters and token totals; --json gives the whole contract result.
 
 EXIT CODES:
-    0  success
+    0  success (whatever the verdicts: a verdict is data)
     1  an input could not be read (the stable error code is printed, e.g. JSON_SYNTAX)
     2  usage error
 ";
@@ -50,6 +58,7 @@ fn main() -> ExitCode {
     let cmd = argv.next();
     let result = match cmd.as_deref() {
         Some("inspect") => inspect::main(argv),
+        Some("account") => account::main(argv),
         Some("--version" | "-V") => {
             println!(
                 "kvledger {} ({})",

@@ -1,0 +1,209 @@
+//! Gather, for every series of a run, all the evidence about it in one place: the export's
+//! stats and timeslices (profiling and warmup), and the raw cumulative samples of scrapes.
+//! Series identity is (endpoint, family spelling, labels); every collection is ordered, so the
+//! result does not depend on file, endpoint or series order.
+
+use crate::model::{
+    Family, Labels, MetricType, SampleValue, ServerMetricsExport, Stats, Timeslice,
+};
+use crate::read::names::canonical_family;
+use crate::read::Run;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One slice of a counter: its stated bounds and its mass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slice {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub total: f64,
+}
+
+/// Everything known about one series.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SeriesEvidence {
+    /// Profiling-phase `stats.total` (or the CSV's), the telemetry value.
+    pub stats_total: Option<f64>,
+    /// Profiling-phase counter timeslices, sorted by start.
+    pub slices: Vec<Slice>,
+    /// Warmup-phase `stats.total` (schema 1.1 `warmup_metrics`).
+    pub warmup_total: Option<f64>,
+    /// Warmup-phase timeslices, sorted by start.
+    pub warmup_slices: Vec<Slice>,
+    /// Raw cumulative samples (epoch ns, value), sorted by time; equal times keep the last.
+    pub samples: Vec<(u64, f64)>,
+    /// From a schema 1.1 export whose totals are phase-scoped.
+    pub phase_scoped: bool,
+}
+
+/// Key of one series.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SeriesKey {
+    pub endpoint_url: String,
+    pub spelling: String,
+    pub labels: Labels,
+}
+
+/// A family as seen on one endpoint.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FamilyInfo {
+    pub metric_type: Option<MetricType>,
+    /// Spellings this canonical family is exported under on this endpoint.
+    pub spellings: BTreeSet<String>,
+}
+
+/// Coverage of one endpoint's sampling (from `endpoint_info`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Coverage {
+    pub first_ns: Option<u64>,
+    pub last_ns: Option<u64>,
+}
+
+/// All evidence of a run, by series.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    pub series: BTreeMap<SeriesKey, SeriesEvidence>,
+    /// Per endpoint: canonical family key → what is known about it.
+    pub families: BTreeMap<String, BTreeMap<String, FamilyInfo>>,
+    /// Gauge values per series: (avg, max) from stats or from samples.
+    pub gauges: BTreeMap<SeriesKey, (Option<f64>, Option<f64>)>,
+    /// Histogram (count, sum) per series over the profiling phase.
+    pub histograms: BTreeMap<SeriesKey, (Option<f64>, Option<f64>)>,
+    pub coverage: BTreeMap<String, Coverage>,
+    /// Which export supplied stats: `json`, `csv`, or none.
+    pub stats_source: Option<&'static str>,
+}
+
+fn slices_of(ts: &[Timeslice]) -> Vec<Slice> {
+    let mut v: Vec<Slice> = ts
+        .iter()
+        .filter_map(|t| {
+            t.total.map(|total| Slice {
+                start_ns: t.start_ns,
+                end_ns: t.end_ns,
+                total,
+            })
+        })
+        .collect();
+    v.sort_by_key(|s| (s.start_ns, s.end_ns));
+    v
+}
+
+impl Evidence {
+    fn note_family(&mut self, endpoint: &str, spelling: &str, t: Option<MetricType>) {
+        let info = self
+            .families
+            .entry(endpoint.to_string())
+            .or_default()
+            .entry(canonical_family(spelling))
+            .or_default();
+        info.spellings.insert(spelling.to_string());
+        if info.metric_type.is_none() || info.metric_type == Some(MetricType::Unknown) {
+            info.metric_type = t.or(info.metric_type);
+        }
+    }
+
+    fn add_export_family(&mut self, f: &Family, warmup: bool, phase_scoped: bool) {
+        for s in &f.series {
+            self.note_family(&s.endpoint_url, &f.name, Some(f.metric_type));
+            let key = SeriesKey {
+                endpoint_url: s.endpoint_url.clone(),
+                spelling: f.name.clone(),
+                labels: s.labels.clone(),
+            };
+            match &s.stats {
+                Stats::Counter(c) => {
+                    let e = self.series.entry(key).or_default();
+                    e.phase_scoped |= phase_scoped;
+                    if warmup {
+                        e.warmup_total = c.total;
+                        e.warmup_slices = slices_of(&s.timeslices);
+                    } else {
+                        e.stats_total = c.total;
+                        e.slices = slices_of(&s.timeslices);
+                    }
+                }
+                Stats::Gauge(g) if !warmup => {
+                    self.gauges.insert(key, (g.avg, g.max));
+                }
+                Stats::Histogram(h) if !warmup => {
+                    self.histograms.insert(key, (h.count, h.sum));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn add_export(&mut self, export: &ServerMetricsExport, source: &'static str) {
+        let phase_scoped = export.metrics_phase.is_some();
+        for f in &export.metrics {
+            self.add_export_family(f, false, phase_scoped);
+        }
+        for f in &export.warmup_metrics {
+            self.add_export_family(f, true, phase_scoped);
+        }
+        for (url, info) in &export.summary.endpoint_info {
+            let c = self.coverage.entry(url.clone()).or_default();
+            c.first_ns = info.first_update_ns.or(info.first_fetch_ns).or(c.first_ns);
+            c.last_ns = info.last_update_ns.or(info.last_fetch_ns).or(c.last_ns);
+        }
+        self.stats_source = Some(source);
+    }
+}
+
+/// Collect the evidence of a run. The JSON export is preferred; the CSV (the same stats,
+/// rounded, without timeslices) is read only when there is no JSON.
+pub fn collect(run: &Run) -> Evidence {
+    let mut ev = Evidence::default();
+    if let Some(j) = &run.server_json {
+        ev.add_export(j, "json");
+    } else if let Some(c) = &run.server_csv {
+        ev.add_export(c, "csv");
+    }
+    for scrape in &run.scrapes {
+        let Some(t) = scrape.timestamp_ns else {
+            // An untimed capture shows which families exist, not when values held.
+            for fam in &scrape.families {
+                ev.note_family(&scrape.endpoint_url, &fam.name, fam.metric_type);
+            }
+            continue;
+        };
+        for fam in &scrape.families {
+            ev.note_family(&scrape.endpoint_url, &fam.name, fam.metric_type);
+            for sample in &fam.samples {
+                let key = SeriesKey {
+                    endpoint_url: scrape.endpoint_url.clone(),
+                    spelling: fam.name.clone(),
+                    labels: sample.labels.clone(),
+                };
+                match &sample.value {
+                    SampleValue::Scalar { value } => {
+                        let is_gauge = matches!(fam.metric_type, Some(MetricType::Gauge));
+                        if is_gauge {
+                            let g = ev.gauges.entry(key).or_insert((None, None));
+                            g.1 = Some(g.1.map_or(*value, |m: f64| m.max(*value)));
+                            g.0 = g.0.or(Some(*value));
+                        } else {
+                            ev.series.entry(key).or_default().samples.push((t, *value));
+                        }
+                    }
+                    SampleValue::Histogram { sum, count, .. } => {
+                        ev.histograms.insert(key, (*count, *sum));
+                    }
+                }
+            }
+        }
+    }
+    for e in ev.series.values_mut() {
+        e.samples.sort_by_key(|s| s.0);
+        // Equal times: the later record wins (a re-scrape of the same instant).
+        let mut dedup: Vec<(u64, f64)> = Vec::with_capacity(e.samples.len());
+        for s in e.samples.drain(..) {
+            match dedup.last_mut() {
+                Some(last) if last.0 == s.0 => *last = s,
+                _ => dedup.push(s),
+            }
+        }
+        e.samples = dedup;
+    }
+    ev
+}

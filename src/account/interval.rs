@@ -1,0 +1,502 @@
+//! The in-window increase of one counter series as an interval [lo, hi] guaranteed to contain
+//! the true increase (CONTRACT section 4), from the strongest evidence present:
+//! raw scrapes, then timeslices, then `stats.total` as an upper bound; nothing else bounds it.
+
+use super::evidence::{Coverage, SeriesEvidence, Slice};
+use super::policy::Policy;
+use serde::Serialize;
+
+/// Which evidence bounded an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    RawScrapes,
+    Timeslices,
+    StatsTotal,
+    PhaseTotal,
+    /// No evidence bounds the increase: `[0, ∞)`, the value is telemetry.
+    Unbounded,
+}
+
+/// An interval of a non-negative quantity. `hi = f64::INFINITY` means unbounded.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    pub lo: f64,
+    pub hi: f64,
+    /// Point estimate inside [lo, hi] (exact when lo == hi).
+    pub est: f64,
+}
+
+impl Interval {
+    pub const ZERO: Interval = Interval {
+        lo: 0.0,
+        hi: 0.0,
+        est: 0.0,
+    };
+
+    pub fn exact(v: f64) -> Interval {
+        Interval {
+            lo: v,
+            hi: v,
+            est: v,
+        }
+    }
+
+    pub fn unbounded(est: f64) -> Interval {
+        Interval {
+            lo: 0.0,
+            hi: f64::INFINITY,
+            est: est.max(0.0),
+        }
+    }
+
+    pub fn plus(self, o: Interval) -> Interval {
+        Interval {
+            lo: self.lo + o.lo,
+            hi: self.hi + o.hi,
+            est: self.est + o.est,
+        }
+    }
+
+    pub fn is_bounded(&self) -> bool {
+        self.hi.is_finite()
+    }
+
+    fn clamp_est(mut self) -> Interval {
+        if self.hi < self.lo {
+            self.hi = self.lo;
+        }
+        self.est = self.est.clamp(self.lo, self.hi.max(self.lo));
+        self
+    }
+
+    /// Both intervals contain the truth, so their intersection does.
+    fn intersect(self, o: Interval) -> Interval {
+        Interval {
+            lo: self.lo.max(o.lo),
+            hi: self.hi.min(o.hi),
+            est: self.est,
+        }
+        .clamp_est()
+    }
+}
+
+/// Result of bounding one series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bounded {
+    pub interval: Interval,
+    pub method: Method,
+    /// Edge slices whose mass went to hi only.
+    pub straddles: u32,
+    /// Missing stretches of the slice grid inside the window.
+    pub gaps: u32,
+    /// A decrease between samples (or a slice sum falling short of the total) inside the window.
+    pub reset: bool,
+    /// Some value is NaN, infinite or negative.
+    pub non_finite: bool,
+}
+
+/// The profiling window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+fn finite_nonneg(v: f64) -> bool {
+    v.is_finite() && v >= 0.0
+}
+
+/// Raw cumulative samples: lo between the first sample at/after the start and the last
+/// at/before the end; hi between the last at/before the start and the first at/after the end
+/// (a counter is never below 0, so a series first seen after the start has hi ≤ its value).
+fn from_samples(samples: &[(u64, f64)], w: Window) -> Option<(Interval, bool)> {
+    if samples.is_empty() {
+        return None;
+    }
+    let before = samples.iter().rev().find(|s| s.0 <= w.start_ns);
+    let first_in = samples.iter().find(|s| s.0 >= w.start_ns);
+    let last_in = samples.iter().rev().find(|s| s.0 <= w.end_ns);
+    let after = samples.iter().find(|s| s.0 >= w.end_ns);
+    let from = before.map_or(0, |s| s.0);
+    let to = after.map_or(u64::MAX, |s| s.0);
+    let reset = samples
+        .windows(2)
+        .any(|p| p[0].0 >= from && p[1].0 <= to && p[1].1 < p[0].1);
+    let lo = match (first_in, last_in) {
+        (Some(a), Some(b)) if a.0 <= b.0 => (b.1 - a.1).max(0.0),
+        _ => 0.0,
+    };
+    let hi = match after {
+        Some(a) => (a.1 - before.map_or(0.0, |b| b.1)).max(lo),
+        None => f64::INFINITY,
+    };
+    let est = match (before, after) {
+        (Some(b), Some(a)) => {
+            interpolate(samples, w.end_ns, b, a) - interpolate(samples, w.start_ns, b, a)
+        }
+        _ => lo,
+    };
+    Some((Interval { lo, hi, est }.clamp_est(), reset))
+}
+
+/// Linear interpolation of the cumulative value at `t` between the samples around it.
+fn interpolate(samples: &[(u64, f64)], t: u64, first: &(u64, f64), last: &(u64, f64)) -> f64 {
+    let prev = samples.iter().rev().find(|s| s.0 <= t).unwrap_or(first);
+    let next = samples.iter().find(|s| s.0 >= t).unwrap_or(last);
+    if next.0 == prev.0 {
+        return prev.1;
+    }
+    let f = (t - prev.0) as f64 / (next.0 - prev.0) as f64;
+    prev.1 + f * (next.1 - prev.1)
+}
+
+/// `stats.total` bounds the window increase from above when the series was sampled at or
+/// before the window start and at or after its end.
+fn total_covers(cov: Option<Coverage>, w: Window) -> bool {
+    matches!(cov, Some(Coverage { first_ns: Some(f), last_ns: Some(l) }) if f <= w.start_ns && l >= w.end_ns)
+}
+
+/// Timeslices. AIPerf differences a counter at each slice boundary with the last sample at
+/// or before it, so the first slice reaches back before the window start and the last reaches
+/// forward to the final scrape: those edges add their mass to hi only. Leading slices with no
+/// mass (no scrape yet) push the start edge to the first slice that has mass, since that
+/// slice's opening sample may still be a pre-window one. Missing grid positions are gaps.
+fn from_slices(
+    ev: &SeriesEvidence,
+    w: Window,
+    covered_total: Option<f64>,
+) -> Option<(Interval, u32, u32, bool)> {
+    let slices: Vec<Slice> = ev
+        .slices
+        .iter()
+        .copied()
+        .filter(|s| s.end_ns > w.start_ns || s.start_ns >= w.start_ns)
+        .collect();
+    if slices.is_empty() {
+        return None;
+    }
+    let n = slices.len();
+    // Start edge: through the first slice with mass (if the first slice starts at or before
+    // the window start; a later first slice leaves a gap instead).
+    let first_reaches_back = slices[0].start_ns <= w.start_ns;
+    let start_edge_end = if first_reaches_back {
+        slices.iter().position(|s| s.total > 0.0).unwrap_or(n - 1)
+    } else {
+        0
+    };
+    // End edge: every slice ending after the window end, and always the last slice.
+    let end_edge_start = slices
+        .iter()
+        .position(|s| s.end_ns > w.end_ns)
+        .unwrap_or(n - 1)
+        .min(n - 1);
+
+    let mut lo = 0.0;
+    let mut edge_hi = 0.0;
+    let mut straddles = 0u32;
+    for (i, s) in slices.iter().enumerate() {
+        let in_start_edge = first_reaches_back && i <= start_edge_end;
+        let in_end_edge = i >= end_edge_start;
+        if in_start_edge || in_end_edge {
+            let mut mass = s.total;
+            if in_start_edge && i == start_edge_end {
+                mass -= warmup_proof(ev, s).min(mass);
+            }
+            edge_hi += mass;
+            if s.total > 0.0 {
+                straddles += 1;
+            }
+        } else {
+            lo += s.total;
+        }
+    }
+
+    // Gaps: the window start before the first slice, holes between slices, the window end
+    // after the last slice.
+    let tol = 1_000_000u64; // 1 ms of clock jitter between stated slice bounds
+    let mut gaps = 0u32;
+    if slices[0].start_ns > w.start_ns.saturating_add(tol) {
+        gaps += 1;
+    }
+    for p in slices.windows(2) {
+        if p[1].start_ns > p[0].end_ns.saturating_add(tol) {
+            gaps += 1;
+        }
+    }
+    if slices[n - 1].end_ns.saturating_add(tol) < w.end_ns {
+        gaps += 1;
+    }
+    let sum: f64 = slices.iter().map(|s| s.total).sum();
+    let all_sum: f64 = ev.slices.iter().map(|s| s.total).sum();
+    let gap_hi = if gaps == 0 {
+        0.0
+    } else {
+        match covered_total {
+            Some(t) => (t - all_sum).max(0.0),
+            None => f64::INFINITY,
+        }
+    };
+    // Without a reset the slices add up to at most stats.total. AIPerf clamps a total that
+    // went negative across a reset to 0 while the other slices keep their mass.
+    let reset = match ev.stats_total {
+        Some(t) => t + 0.5 + all_sum * 1e-9 < all_sum,
+        None => false,
+    };
+    let hi = lo + edge_hi + gap_hi;
+    let est = if hi.is_finite() { (lo + hi) / 2.0 } else { sum };
+    Some((Interval { lo, hi, est }.clamp_est(), straddles, gaps, reset))
+}
+
+/// Warmup mass proven to sit in the straddling first slice: the warmup increase minus the
+/// warmup slices that end before the straddle (CONTRACT section 4, "warmup proof").
+fn warmup_proof(ev: &SeriesEvidence, straddle: &Slice) -> f64 {
+    let Some(total) = ev.warmup_total else {
+        return 0.0;
+    };
+    if ev.warmup_slices.is_empty() {
+        return 0.0;
+    }
+    let before: f64 = ev
+        .warmup_slices
+        .iter()
+        .filter(|s| s.end_ns <= straddle.start_ns)
+        .map(|s| s.total)
+        .sum();
+    (total - before).max(0.0)
+}
+
+/// Bound the in-window increase of one series from all its evidence.
+pub fn bound(ev: &SeriesEvidence, w: Window, cov: Option<Coverage>, policy: &Policy) -> Bounded {
+    let mut non_finite = ev.stats_total.is_some_and(|t| !finite_nonneg(t))
+        || ev.slices.iter().any(|s| !finite_nonneg(s.total))
+        || ev.samples.iter().any(|s| !finite_nonneg(s.1));
+    let telemetry = ev.stats_total.filter(|t| finite_nonneg(*t)).unwrap_or(0.0);
+    let covered_total = ev
+        .stats_total
+        .filter(|t| finite_nonneg(*t) && total_covers(cov, w));
+
+    let mut result = Bounded {
+        interval: Interval::unbounded(telemetry),
+        method: Method::Unbounded,
+        straddles: 0,
+        gaps: 0,
+        reset: false,
+        non_finite: false,
+    };
+    if policy.trust_phase_totals && ev.phase_scoped {
+        if let Some(t) = ev.stats_total.filter(|t| finite_nonneg(*t)) {
+            result.interval = Interval::exact(t);
+            result.method = Method::PhaseTotal;
+            result.non_finite = non_finite;
+            return result;
+        }
+    }
+    if let Some(t) = covered_total {
+        result.interval = Interval {
+            lo: 0.0,
+            hi: t,
+            est: t,
+        };
+        result.method = Method::StatsTotal;
+    }
+    let finite_slices = ev.slices.iter().all(|s| finite_nonneg(s.total));
+    if finite_slices {
+        if let Some((iv, straddles, gaps, reset)) = from_slices(ev, w, covered_total) {
+            let iv = if result.method == Method::StatsTotal {
+                iv.intersect(result.interval)
+            } else {
+                iv
+            };
+            result.interval = iv;
+            result.method = Method::Timeslices;
+            result.straddles = straddles;
+            result.gaps = gaps;
+            result.reset |= reset;
+        }
+    }
+    let finite_samples: Vec<(u64, f64)> = ev
+        .samples
+        .iter()
+        .copied()
+        .filter(|s| finite_nonneg(s.1))
+        .collect();
+    if let Some((iv, reset)) = from_samples(&finite_samples, w) {
+        let iv = if result.method == Method::Unbounded {
+            iv
+        } else {
+            let mut both = iv.intersect(result.interval);
+            both.est = iv.est.clamp(both.lo, both.hi);
+            both
+        };
+        result.interval = iv;
+        result.method = Method::RawScrapes;
+        result.reset |= reset;
+        result.straddles = 0;
+        result.gaps = 0;
+    }
+    non_finite |= !result.interval.est.is_finite();
+    result.non_finite = non_finite;
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: Window = Window {
+        start_ns: 10_000_000_000,
+        end_ns: 20_000_000_000,
+    };
+    const S: u64 = 1_000_000_000;
+
+    fn slices(totals: &[f64], start: u64) -> Vec<Slice> {
+        totals
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Slice {
+                start_ns: start + i as u64 * S,
+                end_ns: start + (i as u64 + 1) * S,
+                total: *t,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn raw_samples_bracket_the_window() {
+        let ev = SeriesEvidence {
+            samples: vec![
+                (9 * S, 100.0),
+                (11 * S, 150.0),
+                (19 * S, 950.0),
+                (21 * S, 1000.0),
+            ],
+            ..Default::default()
+        };
+        let b = bound(&ev, W, None, &Policy::default());
+        assert_eq!(b.method, Method::RawScrapes);
+        assert_eq!((b.interval.lo, b.interval.hi), (800.0, 900.0));
+        assert!(!b.reset);
+    }
+
+    #[test]
+    fn raw_samples_reset_and_unbounded_end() {
+        let ev = SeriesEvidence {
+            samples: vec![(9 * S, 100.0), (12 * S, 50.0), (19 * S, 60.0)],
+            ..Default::default()
+        };
+        let b = bound(&ev, W, None, &Policy::default());
+        assert!(b.reset);
+        assert!(!b.interval.is_bounded());
+    }
+
+    #[test]
+    fn slices_edges_go_to_hi() {
+        // 10 slices from the window start, each 100, last one partial (ends after the window).
+        let mut s = slices(&[100.0; 10], 10 * S);
+        s[9].end_ns = 20 * S + S / 2;
+        let ev = SeriesEvidence {
+            stats_total: Some(1000.0),
+            slices: s,
+            ..Default::default()
+        };
+        let b = bound(&ev, W, None, &Policy::default());
+        assert_eq!(b.method, Method::Timeslices);
+        assert_eq!((b.interval.lo, b.interval.hi), (800.0, 1000.0));
+        assert_eq!(b.straddles, 2);
+        assert_eq!(b.gaps, 0);
+    }
+
+    #[test]
+    fn start_gap_extends_the_edge() {
+        let mut t = vec![0.0, 0.0, 300.0];
+        t.extend([100.0; 7]);
+        let ev = SeriesEvidence {
+            slices: slices(&t, 10 * S),
+            ..Default::default()
+        };
+        let b = bound(&ev, W, None, &Policy::default());
+        // Slices 0..=2 are the start edge; the last is the end edge.
+        assert_eq!(b.interval.lo, 600.0);
+        assert_eq!(b.interval.hi, 1000.0);
+    }
+
+    #[test]
+    fn warmup_proof_tightens_the_straddle() {
+        let ev = SeriesEvidence {
+            slices: slices(&[150.0, 100.0, 100.0], 10 * S),
+            warmup_total: Some(500.0),
+            warmup_slices: slices(&[200.0, 250.0], 8 * S),
+            ..Default::default()
+        };
+        let w = Window {
+            start_ns: 10 * S,
+            end_ns: 13 * S,
+        };
+        let b = bound(&ev, w, None, &Policy::default());
+        // straddle 150 of which 500 - 450 = 50 proven warmup; last slice 100 is an edge.
+        assert_eq!(b.interval.lo, 100.0);
+        assert_eq!(b.interval.hi, 100.0 + 100.0 + 100.0);
+    }
+
+    #[test]
+    fn gaps_without_a_covering_total_are_unbounded() {
+        let mut s = slices(&[100.0; 10], 10 * S);
+        s.remove(4);
+        let ev = SeriesEvidence {
+            stats_total: Some(1000.0),
+            slices: s.clone(),
+            ..Default::default()
+        };
+        let b = bound(&ev, W, None, &Policy::default());
+        assert_eq!(b.gaps, 1);
+        assert!(!b.interval.is_bounded());
+        let cov = Coverage {
+            first_ns: Some(9 * S),
+            last_ns: Some(21 * S),
+        };
+        let b = bound(&ev, W, Some(cov), &Policy::default());
+        assert_eq!(b.interval.hi, 1000.0);
+        assert_eq!(b.interval.lo, 700.0);
+    }
+
+    #[test]
+    fn stats_total_alone() {
+        let ev = SeriesEvidence {
+            stats_total: Some(500.0),
+            ..Default::default()
+        };
+        let b = bound(&ev, W, None, &Policy::default());
+        assert_eq!(b.method, Method::Unbounded);
+        assert_eq!(b.interval.est, 500.0);
+        let cov = Coverage {
+            first_ns: Some(9 * S),
+            last_ns: Some(21 * S),
+        };
+        let b = bound(&ev, W, Some(cov), &Policy::default());
+        assert_eq!(b.method, Method::StatsTotal);
+        assert_eq!((b.interval.lo, b.interval.hi), (0.0, 500.0));
+        let trusting = Policy {
+            trust_phase_totals: true,
+            ..Policy::default()
+        };
+        let phase = SeriesEvidence {
+            stats_total: Some(500.0),
+            phase_scoped: true,
+            ..Default::default()
+        };
+        let b = bound(&phase, W, None, &trusting);
+        assert_eq!(b.method, Method::PhaseTotal);
+        assert_eq!((b.interval.lo, b.interval.hi), (500.0, 500.0));
+    }
+
+    #[test]
+    fn nan_is_flagged() {
+        let ev = SeriesEvidence {
+            stats_total: Some(f64::NAN),
+            ..Default::default()
+        };
+        assert!(bound(&ev, W, None, &Policy::default()).non_finite);
+    }
+}

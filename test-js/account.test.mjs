@@ -1,0 +1,45 @@
+// accountRun through the package (ESM, node condition): the contract result of a real run.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { accountRun, isKvledgerError } from "kvledger";
+import { fileInput, CSV, SUMMARY, TIMESLICES, expectKvError } from "./lib/util.mjs";
+
+const LAUNCH = JSON.stringify({ framework: "vllm", disaggregated: false, kv_offloading: "none" });
+
+test("real vLLM point (CSV only): upstream rates as telemetry, WINDOW_UNRESOLVED", () => {
+  const a = accountRun([fileInput(CSV), fileInput(SUMMARY)], { launchJson: LAUNCH });
+  const v = a.cacheValidity;
+  assert.equal(v.status, "WINDOW_UNRESOLVED");
+  assert.equal(v.pricingEligible, false);
+  assert.equal(v.contractVersion, "kvledger/1");
+  assert.equal(v.cpuComponent, "not_offloaded");
+  assert.ok(v.reasons.some((r) => r.code === "window_missing"));
+  assert.ok(Math.abs(a.rates.gpu.value - 0.92475) < 1e-5, `${a.rates.gpu.value}`);
+  assert.deepEqual(v.roles.unified, ["http://localhost:8889/metrics"]);
+  // Legacy keys mirror the dashboard's stored keys: null where unknown, never undefined.
+  assert.equal(a.legacy.server_external_cache_hit_rate, 0);
+  assert.equal(a.legacy.total_prompt_tokens, 19129495n);
+  assert.equal(a.legacy.cache_pricing_eligible, false);
+  assert.equal(a.legacy.cache_validity_status, "WINDOW_UNRESOLVED");
+  assert.equal(typeof a.counters.unified.prompt.value, "number");
+});
+
+test("no launch facts: roles unresolved, rates still reported as telemetry", () => {
+  const a = accountRun([fileInput(TIMESLICES)]);
+  assert.equal(a.cacheValidity.status, "ROLES_UNRESOLVED");
+  assert.equal(a.legacy.server_gpu_cache_hit_rate, null);
+  assert.equal(a.legacy.kv_cache_pool_tokens, null);
+});
+
+test("policy is validated and echoed", () => {
+  const a = accountRun([fileInput(CSV)], { launchJson: LAUNCH, policy: { max_rate_width: 0.01 } });
+  assert.equal(a.policy.max_rate_width, 0.01);
+  assert.equal(a.policy.trust_phase_totals, false);
+  const err = expectKvError(
+    () => accountRun([fileInput(CSV)], { policy: { max_rate_width: -1 } }),
+    "OptionsError",
+    "BAD_OPTIONS",
+  );
+  assert.ok(isKvledgerError(err));
+  expectKvError(() => accountRun([fileInput(CSV)], { polcy: {} }), "OptionsError", "BAD_OPTIONS");
+});
