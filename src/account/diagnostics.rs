@@ -7,6 +7,17 @@ use crate::model::Labels;
 use crate::read::names::canonical_family;
 use std::collections::BTreeMap;
 
+/// The prompt-token counter of an engine (requests' prompts, for token totals; the canonical
+/// F may count differently, e.g. ATOM re-counts re-admissions).
+pub fn prompt_family(e: Engine) -> &'static str {
+    match e {
+        Engine::Vllm => "vllm:prompt_tokens",
+        Engine::Sglang => "sglang:prompt_tokens",
+        Engine::Trtllm => "trtllm_prompt_tokens",
+        Engine::Atom => "atom:prompt_tokens",
+    }
+}
+
 /// The generation-token counter of an engine.
 pub fn generation_family(e: Engine) -> &'static str {
     match e {

@@ -743,20 +743,11 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
         .collect();
 
     // Tokens: frontend, else the priced role when aggregated, else the client.
-    let tokens = token_totals(
-        &ev,
-        run,
-        &engines,
-        &decisions,
-        &per_endpoint,
-        f,
-        client.as_ref(),
-        &ctx,
-    );
+    let tokens = token_totals(&ev, &engines, &decisions, f, client.as_ref(), &ctx);
 
     // KV cache and offload.
     let kv_cache = kv_cache(&ev, &engines, &decisions);
-    let offload = offload(&ev, &engines, &ctx);
+    let offload = offload(&engines, &ctx);
 
     // Telemetry.
     let mut telemetry = Telemetry::default();
@@ -903,10 +894,8 @@ fn family_estimate(ctx: &Ctx<'_>, endpoints: &[&String], family: &str) -> Option
 #[allow(clippy::too_many_arguments)]
 fn token_totals(
     ev: &Evidence,
-    run: &Run,
     engines: &BTreeMap<String, Engine>,
     decisions: &BTreeMap<String, RoleDecision>,
-    per_endpoint: &BTreeMap<String, EndpointCounters>,
     prompt: Option<Interval>,
     client: Option<&request_scope::ClientScope>,
     ctx: &Ctx<'_>,
@@ -942,18 +931,20 @@ fn token_totals(
         .collect();
     let any_prefill = decisions.values().any(|d| d.role == Some(Role::Prefill));
     if !unified.is_empty() && !any_prefill {
-        let generation = unified
-            .iter()
-            .filter_map(|u| {
-                let e = engines.get(*u)?;
-                family_estimate(ctx, &[*u], diagnostics::generation_family(*e))
-            })
-            .fold(None, |acc: Option<f64>, v| Some(acc.unwrap_or(0.0) + v));
-        let _ = per_endpoint;
-        if let Some(p) = prompt {
+        let sum_over = |family_of: fn(Engine) -> &'static str| {
+            unified
+                .iter()
+                .filter_map(|u| {
+                    let e = engines.get(*u)?;
+                    family_estimate(ctx, &[*u], family_of(*e))
+                })
+                .fold(None, |acc: Option<f64>, v| Some(acc.unwrap_or(0.0) + v))
+        };
+        let prompt_total = sum_over(diagnostics::prompt_family).or(prompt.map(|p| p.est));
+        if prompt_total.is_some() {
             return Tokens {
-                prompt_total: Some(p.est),
-                generation_total: generation,
+                prompt_total,
+                generation_total: sum_over(diagnostics::generation_family),
                 source: Some(TokenSource::PricedRole),
             };
         }
@@ -964,14 +955,11 @@ fn token_totals(
             generation_total: c.output_tokens.map(|v| v as f64),
             source: Some(TokenSource::Client),
         },
-        _ => {
-            let _ = run;
-            Tokens {
-                prompt_total: None,
-                generation_total: None,
-                source: None,
-            }
-        }
+        _ => Tokens {
+            prompt_total: None,
+            generation_total: None,
+            source: None,
+        },
     }
 }
 
@@ -1016,8 +1004,7 @@ fn kv_cache(
     }
 }
 
-fn offload(ev: &Evidence, engines: &BTreeMap<String, Engine>, ctx: &Ctx<'_>) -> Offload {
-    let _ = ev;
+fn offload(engines: &BTreeMap<String, Engine>, ctx: &Ctx<'_>) -> Offload {
     let mut o = Offload::default();
     for (url, e) in engines {
         let Some(fams) = diagnostics::offload_families(*e) else {
