@@ -9,6 +9,7 @@ pub mod engines;
 pub mod error;
 pub mod inspect;
 pub mod model;
+pub mod pricing;
 pub mod read;
 
 #[cfg(target_arch = "wasm32")]

@@ -3,9 +3,12 @@
 //!
 //! Conventions at the boundary:
 //! - epoch-ns and other 64-bit integers are `bigint` both ways (they exceed 2^53);
-//! - absent optional outputs are omitted (`undefined`), never `null`;
+//! - absent optional outputs are omitted (`undefined`); the `legacy` block of `accountRun`
+//!   alone uses `null`, as the dashboard's stored keys do;
 //! - errors are thrown as `Error` with `name` (`"ReadError"` for input that cannot be read,
 //!   `"OptionsError"` for a bad call) and `code` (see `ErrorCode` in the d.ts).
+
+pub mod pricing;
 
 use crate::account::{account_run, Accounting, Policy};
 use crate::error::{ErrorCode, ReadError};

@@ -3,6 +3,7 @@
 
 mod account;
 mod inspect;
+mod price;
 mod run_args;
 
 use kvledger::ReadError;
@@ -15,6 +16,7 @@ USAGE:
     kvledger inspect [OPTIONS] <RUN_DIR>...
     kvledger inspect [OPTIONS] <FILE>...
     kvledger account [OPTIONS] [--policy FILE] <RUN_DIR>... | <FILE>...
+    kvledger price --rows FILE [--policy strict|theoretical|legacy] [--card NAME|FILE] [--json]
     kvledger --version | --help
 
 A RUN_DIR is one benchmark point laid out as AIPerf writes it (the folder itself,
@@ -32,6 +34,13 @@ OPTIONS:
     --capture FILE=URL[@NS]   endpoint URL and epoch-ns time of a Prometheus text capture
     --policy FILE             (account) policy JSON: max_rate_width, conservation_tolerance,
                               trust_phase_totals, cached_price_ratio
+
+PRICE OPTIONS (see docs/pricing.md):
+    --rows FILE               a JSON array of dashboard BenchmarkRows (or an object of arrays)
+    --policy P                strict (default), theoretical or legacy
+    --card NAME|FILE          a shipped rate card (normalized, kimi-k3-moonshot, glm-5.2-zai,
+                              minimax-m3, deepseek-v4-pro, deepseek-v4.1-flash) or a card JSON file
+    --json                    machine-readable JSON
 
 `account` prints each run's verdict (cache_validity), tier rates with bounds, per-role
 counters and token totals; --json gives the whole contract result.
@@ -59,6 +68,7 @@ fn main() -> ExitCode {
     let result = match cmd.as_deref() {
         Some("inspect") => inspect::main(argv),
         Some("account") => account::main(argv),
+        Some("price") => price::main(argv),
         Some("--version" | "-V") => {
             println!(
                 "kvledger {} ({})",

@@ -1,0 +1,52 @@
+//! The input share `s` of the token mix (consumer.md b.2): the first rule that applies.
+
+use super::point::PointFacts;
+use serde::{Deserialize, Serialize};
+
+/// Where the input share came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "snake_case")]
+pub enum ShareSource {
+    /// Given with the point.
+    Explicit,
+    /// `input_tput_per_gpu / (input + output)`, when input + output matches the total within 1 %.
+    Throughput,
+    /// `isl / (isl + osl)`.
+    SequenceLengths,
+    /// `total_prompt_tokens / (prompt + generation)`.
+    TokenTotals,
+    /// Interpolated along a frontier.
+    Interpolated,
+    /// No rule applies: the mix is unknown (never invented).
+    Unknown,
+}
+
+/// Relative tolerance of rule 1: aggregated rows are self-consistent; disaggregated rows
+/// report input per prefill GPU and output per decode GPU and do not add up.
+pub const THROUGHPUT_CONSISTENCY: f64 = 0.01;
+
+/// The input share and its source; `None` when the mix is unknown. The value is not clamped
+/// (the policies decide what an out-of-range explicit share means).
+pub fn input_token_share(p: &PointFacts) -> (Option<f64>, ShareSource) {
+    if let Some(s) = p.explicit_share {
+        return (Some(s), ShareSource::Explicit);
+    }
+    let t = p.throughput.unwrap_or(0.0);
+    let i = p.input_tput.unwrap_or(0.0);
+    let o = p.output_tput.unwrap_or(0.0);
+    if t > 0.0 && i + o > 0.0 && ((i + o) / t - 1.0).abs() <= THROUGHPUT_CONSISTENCY {
+        return (Some(i / (i + o)), ShareSource::Throughput);
+    }
+    if let (Some(isl), Some(osl)) = (p.isl, p.osl) {
+        if isl + osl > 0.0 {
+            return (Some(isl / (isl + osl)), ShareSource::SequenceLengths);
+        }
+    }
+    if let (Some(pr), Some(g)) = (p.prompt_tokens, p.generation_tokens) {
+        if pr + g > 0.0 {
+            return (Some(pr / (pr + g)), ShareSource::TokenTotals);
+        }
+    }
+    (None, ShareSource::Unknown)
+}

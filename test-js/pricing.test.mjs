@@ -1,0 +1,173 @@
+// Pricing through the npm package (CONTRACT section 8): the same cases as the Rust tests
+// in tests/pricing_*.rs, called the way the dashboard calls them.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import {
+  pricePoint,
+  priceRows,
+  priceFrontier,
+  interpolateFrontier,
+  trendSeries,
+  rateCards,
+  pricingReasonCodes,
+  moneyMetrics,
+  estimateProfit,
+  billableInputRate,
+  splitTokenStreams,
+} from "kvledger";
+import { ROOT, assertNoNull, expectKvError } from "./lib/util.mjs";
+
+const close = (a, b) => assert.ok(Math.abs(a - b) <= 1e-9 * (1 + Math.max(Math.abs(a), Math.abs(b))), `${a} != ${b}`);
+const OPENROUTER = { name: "openrouter-test", asOf: "2026-09-23", inputPerMillion: 2, outputPerMillion: 10, usageConvention: "subset" };
+const agentic = (metrics, extra = {}) => ({ row: { benchmark_type: "agentic_traces", isl: null, osl: null, metrics, ...extra } });
+const refusals = (o) => o.reasons.filter((r) => !["no-cache-telemetry", "unmeasured-no-discount", "theoretical-fallback", "hit-rate-clamped", "share-not-needed", "target-clamped", "partial-frontier-no-discount", "partial-frontier-no-share"].includes(r.code)).map((r) => r.code);
+
+function knot(x, t, h, eligible, s = 0.85) {
+  const cache = h === undefined && eligible === undefined ? undefined : {
+    status: eligible === undefined ? undefined : eligible ? "VALID_COMPLETE" : "WINDOW_UNRESOLVED",
+    pricingEligible: eligible,
+    rates: h === undefined ? undefined : { overall: { value: h } },
+  };
+  const observed = { interactivity: x, throughputPerGpu: t, inputShare: s };
+  if (cache) observed.cache = JSON.parse(JSON.stringify(cache));
+  return { observed };
+}
+
+test("shipped rate cards and reason codes", () => {
+  const cards = rateCards();
+  assert.equal(cards[0].name, "normalized");
+  assert.deepEqual(cards.map((c) => c.name), ["normalized", "kimi-k3-moonshot", "glm-5.2-zai", "minimax-m3", "deepseek-v4-pro", "deepseek-v4.1-flash"]);
+  for (const c of cards) assert.match(c.asOf, /^\d{4}-\d{2}-\d{2}$/);
+  const codes = pricingReasonCodes();
+  for (const c of ["cache-ineligible", "cache-unmeasured", "no-token-mix", "outside-measured-range"]) assert.ok(codes.includes(c));
+});
+
+test("legacy: hit-rate selection and revenue numbers of consumer.md (f)", () => {
+  const h = (m, hw) => pricePoint(agentic({ tput_per_gpu: 1000, ...m }, hw ? { hardware: hw } : {}), { policy: "legacy" }).hitRate;
+  close(h({ server_gpu_cache_hit_rate: 0.8, server_external_cache_hit_rate: 0.06, server_cpu_cache_hit_rate: 0.07 }), 0.86);
+  close(h({ server_gpu_cache_hit_rate: 0.77, server_cpu_cache_hit_rate: 0.055 }), 0.825);
+  close(h({ server_gpu_cache_hit_rate: 0.4, server_external_cache_hit_rate: 0, server_cpu_cache_hit_rate: 0.5 }), 0.4);
+  assert.equal(h({}), undefined);
+  assert.equal(h({ server_gpu_cache_hit_rate: 1.185 }), 1);
+  assert.equal(h({ server_external_cache_hit_rate: 0, server_cpu_cache_hit_rate: 0.5 }), 0);
+  assert.equal(h({ theoretical_cache_hit_rate: 0.969 }, "gb300"), 0.969);
+  assert.equal(h({ theoretical_cache_hit_rate: 0.97 }, "b200"), undefined);
+
+  const r = pricePoint({ row: { isl: 1024, osl: 1024, metrics: { tput_per_gpu: 2000, input_tput_per_gpu: 1600, output_tput_per_gpu: 400 } } });
+  close(r.revenuePerGpuHour, 7.2);
+  assert.equal(r.hitRate, undefined);
+  assertNoNull(r);
+  const o = pricePoint({ row: { isl: 1024, osl: 1024, metrics: { tput_per_gpu: 1000, input_tput_per_gpu: 800, output_tput_per_gpu: 200 } } }, { rateCard: OPENROUTER });
+  close(o.inputShare, 0.8);
+  close(o.revenuePerGpuHour, 12.96);
+});
+
+test("strict refuses ineligible, unmeasured and mix-unknown points with their codes", () => {
+  const m = { tput_per_gpu: 2000, input_tput_per_gpu: 1600, output_tput_per_gpu: 400, server_gpu_cache_hit_rate: 0.8, server_external_cache_hit_rate: 0.06 };
+  const ok = pricePoint(agentic({ ...m, cache_pricing_eligible: 1 }));
+  assert.equal(ok.status, "PRICED");
+  assert.equal(ok.policy, "strict");
+  const legacy = pricePoint(agentic({ ...m, cache_pricing_eligible: 1 }), { policy: "legacy" });
+  assert.equal(ok.revenuePerGpuHour, legacy.revenuePerGpuHour);
+
+  const bad = pricePoint(agentic({ ...m, cache_pricing_eligible: 0, cache_validity_status: "WINDOW_UNRESOLVED" }));
+  assert.equal(bad.status, "NOT_PRICED");
+  assert.equal(bad.priced, false);
+  assert.equal(bad.revenuePerGpuHour, undefined);
+  assert.deepEqual(refusals(bad), ["cache-ineligible"]);
+  assert.equal(bad.reasons[0].verdictStatus, "WINDOW_UNRESOLVED");
+
+  assert.deepEqual(refusals(pricePoint(agentic({ tput_per_gpu: 7500 }, { hardware: "b200" }))), ["cache-unmeasured"]);
+  assert.deepEqual(refusals(pricePoint(agentic({ tput_per_gpu: 2000, server_gpu_cache_hit_rate: 0.5, cache_pricing_eligible: 1 }), { rateCard: OPENROUTER })), ["no-token-mix"]);
+
+  const obs = pricePoint({ observed: { throughputPerGpu: 2000, inputShare: 0.8, cache: { status: "REQUEST_SCOPE_UNRESOLVED", pricingEligible: false, reasons: ["no_request_records"], rates: { overall: { value: 0.5 } } } } });
+  assert.deepEqual(refusals(obs), ["cache-ineligible"]);
+  assert.deepEqual(obs.reasons[0].verdictReasons, ["no_request_records"]);
+});
+
+test("no-op on the dashboard's fixed-sequence rows (cypress fixture)", () => {
+  const rows = JSON.parse(readFileSync(path.join(ROOT, "tests/fixtures/app/cypress-api-benchmarks.json"), "utf8"));
+  assert.equal(rows.length, 435);
+  for (const card of [{ card: "normalized" }, { card: "kimi-k3-moonshot" }, { rateCard: OPENROUTER }]) {
+    const s = priceRows(rows, { ...card, policy: "strict" });
+    const l = priceRows(rows, { ...card, policy: "legacy" });
+    rows.forEach((row, i) => {
+      assert.equal(s[i].priced, true);
+      assert.equal(s[i].hitRate, undefined);
+      assert.equal(s[i].revenuePerGpuHour, l[i].revenuePerGpuHour);
+    });
+  }
+});
+
+test("per-segment frontier eligibility", () => {
+  const four = (bad) => [[10, 1000, 0.9], [20, 800, 0.8], [30, 500, 0.6], [40, 300, 0.5]].map(([x, t, h], i) => knot(x, t, h, !bad.includes(i)));
+  // all eligible: strict equals the all-or-nothing (legacy) result
+  for (const x of [12.5, 20, 33.3]) {
+    const s = interpolateFrontier(four([]), x);
+    const l = interpolateFrontier(four([]), x, { policy: "legacy" });
+    assert.equal(s.priced, true);
+    assert.equal(s.revenuePerGpuHour, l.revenuePerGpuHour);
+  }
+  // middle knot ineligible: named; the far segment stays priced
+  const mid = interpolateFrontier(four([1]), 15);
+  assert.equal(mid.priced, false);
+  assert.equal(mid.reasons[0].code, "cache-ineligible");
+  assert.equal(mid.reasons[0].knot, 1);
+  assert.equal(interpolateFrontier(four([1]), 35).priced, true);
+  // end knot ineligible
+  const end = interpolateFrontier(four([3]), 35);
+  assert.equal(end.priced, false);
+  assert.equal(end.reasons[0].knot, 3);
+  assert.equal(interpolateFrontier(four([3]), 15).priced, true);
+  // single point: exact x only under strict; clamped pass-through under legacy
+  const one = [knot(30, 500, 0.77, true, 0.8)];
+  close(interpolateFrontier(one, 30).revenuePerGpuHour, 0.0036 * 500 * (1 - 0.9 * 0.77 * 0.8));
+  const off = interpolateFrontier(one, 45);
+  assert.equal(off.priced, false);
+  assert.equal(off.clamped, true);
+  assert.equal(off.reasons[0].code, "outside-measured-range");
+  const l = interpolateFrontier(one, 45, { policy: "legacy" });
+  assert.equal(l.hitRate, 0.77);
+  assert.equal(l.clampedAbove, true);
+
+  const fp = priceFrontier(four([1]));
+  assert.deepEqual(fp.segments.map((s) => s.priced), [false, false, true]);
+  assert.equal(fp.points.length, 4);
+});
+
+test("historical trend: no extrapolation, knots exact, synthetic extension", () => {
+  const ks = [knot(20, 800, undefined, undefined, 0.5), knot(60, 400, undefined, undefined, 0.5)];
+  const groups = [{ date: "2026-08-02", points: ks }, { date: "2026-08-01", points: ks }];
+  const line = trendSeries(groups, 40, "2026-09-01", { policy: "legacy", mode: "trend" });
+  assert.deepEqual(line.map((p) => [p.date, p.synthetic]), [["2026-08-01", false], ["2026-08-02", false], ["2026-09-01", true]]);
+  close(line[0].value.revenuePerGpuHour, 0.0036 * line[0].value.throughputPerGpu);
+  assert.equal(trendSeries(groups, 70, undefined, { policy: "legacy" })[0].value.priced, false);
+});
+
+test("money metrics, profit, lifecycle", () => {
+  const gh = (1000 / 1.71) * 8760;
+  const m = moneyMetrics(7.2, 2000, { kwPerGpu: 1.71, tcoPerGpuHour: 1.73 });
+  close(m.revenuePerMwYear, 7.2 * gh);
+  close(m.profitPerMwYear, (7.2 - 1.73) * gh);
+  assert.deepEqual(moneyMetrics(undefined, 2000, { kwPerGpu: 1.71 }), {});
+  const p = estimateProfit({ revenuePerGpuHour: 3.6, kwPerGpu: 1.71, tcoPerGpuHour: 1.73 });
+  close(p.estimate.revenue, 3.6 * 0.6);
+  assert.equal(estimateProfit({ clamped: true, tcoPerGpuHour: 1.73 }).skip.code, "outside-measured-range");
+  assert.equal(estimateProfit({ tcoPerGpuHour: 1.73 }).skip.code, "no-token-mix");
+  assert.equal(billableInputRate(13525, undefined, 0.1), 13525);
+  assert.deepEqual(Array.from(splitTokenStreams(1000, undefined, 0.5, 0.1)), [0, 1000]);
+  const [i, o] = splitTokenStreams(1000, 0.9, 0.5, 0.1);
+  close(i, 495);
+  close(o, 100);
+});
+
+test("bad calls throw OptionsError/BAD_OPTIONS; refusals never throw", () => {
+  expectKvError(() => pricePoint({ row: {} }, { card: "no-such-card" }), "OptionsError", "BAD_OPTIONS");
+  expectKvError(() => pricePoint({ row: {} }, { rateCard: { ...OPENROUTER, cachedInputPerMillion: 5 } }), "OptionsError", "BAD_OPTIONS");
+  expectKvError(() => pricePoint({ nonsense: 1 }), "OptionsError", "BAD_OPTIONS");
+  expectKvError(() => pricePoint({ row: {} }, { policy: "generous" }), "OptionsError", "BAD_OPTIONS");
+  const r = pricePoint({ row: { benchmark_type: "agentic_traces", metrics: {} } });
+  assert.equal(r.status, "NOT_PRICED");
+});
