@@ -129,10 +129,11 @@ fn no_nan_or_infinity_escapes_and_clamps_hold() {
             m.revenue_per_mw_year,
             m.tokens_per_dollar,
             m.revenue_per_gpu_hour,
-        ] {
-            if let Some(v) = v {
-                assert!(!v.is_nan());
-            }
+        ]
+        .into_iter()
+        .flatten()
+        {
+            assert!(!v.is_nan());
         }
     }
 }
@@ -188,10 +189,8 @@ fn frontier_clamps_hold_and_strict_never_exceeds_its_knots() {
                     assert!(out.priced);
                 }
                 let inside = !xs.is_empty() && target >= xs[0] && target <= xs[xs.len() - 1];
-                if p != PricingPolicy::Legacy || mode == FrontierMode::Trend {
-                    if out.priced {
-                        assert!(inside || (xs.len() == 1 && (target - xs[0]).abs() <= 1e-6));
-                    }
+                if (p != PricingPolicy::Legacy || mode == FrontierMode::Trend) && out.priced {
+                    assert!(inside || (xs.len() == 1 && (target - xs[0]).abs() <= 1e-6));
                 }
                 if out.priced && p == PricingPolicy::Strict {
                     // every knot the target touches is priced
