@@ -171,7 +171,7 @@ pub struct NsRange {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
-pub enum WindowSource {
+pub enum WindowCandidateSource {
     /// `summary.phase_time_ranges.profiling` of a schema 1.1 export.
     PhaseTimeRanges,
     /// First start and last end of the profiling records in `profile_export.jsonl`.
@@ -187,7 +187,7 @@ pub enum WindowSource {
 #[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
 #[serde(rename_all = "camelCase")]
 pub struct WindowCandidate {
-    pub source: WindowSource,
+    pub source: WindowCandidateSource,
     pub start_ns: u64,
     pub end_ns: u64,
 }
@@ -498,7 +498,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
             };
             phases.profiling.get_or_insert(r);
             candidates.push(WindowCandidate {
-                source: WindowSource::PhaseTimeRanges,
+                source: WindowCandidateSource::PhaseTimeRanges,
                 start_ns: r.start_ns,
                 end_ns: r.end_ns,
             });
@@ -518,7 +518,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
         if ranges.profiling.is_none() {
             if let Some(g) = timeslice_grid(export) {
                 candidates.push(WindowCandidate {
-                    source: WindowSource::TimesliceGrid,
+                    source: WindowCandidateSource::TimesliceGrid,
                     start_ns: g.start_ns,
                     end_ns: g.end_ns,
                 });
@@ -642,7 +642,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
             };
             phases.profiling.get_or_insert(r);
             candidates.push(WindowCandidate {
-                source: WindowSource::ProfileRecords,
+                source: WindowCandidateSource::ProfileRecords,
                 start_ns: s,
                 end_ns: e,
             });
@@ -654,7 +654,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
     let run_summary = run.summary.as_ref().map(|s| {
         if let (Some(a), Some(b)) = (s.min_request_timestamp_ns, s.max_response_timestamp_ns) {
             candidates.push(WindowCandidate {
-                source: WindowSource::RunSummaryTimestamps,
+                source: WindowCandidateSource::RunSummaryTimestamps,
                 start_ns: a,
                 end_ns: b,
             });

@@ -1,4 +1,5 @@
 // accountRun through the package (ESM, node condition): the contract result of a real run.
+// The result keeps the contract's snake_case field names (the same JSON as `kvledger account --json`).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { accountRun, isKvledgerError } from "kvledger";
@@ -8,11 +9,11 @@ const LAUNCH = JSON.stringify({ framework: "vllm", disaggregated: false, kv_offl
 
 test("real vLLM point (CSV only): upstream rates as telemetry, WINDOW_UNRESOLVED", () => {
   const a = accountRun([fileInput(CSV), fileInput(SUMMARY)], { launchJson: LAUNCH });
-  const v = a.cacheValidity;
+  const v = a.cache_validity;
   assert.equal(v.status, "WINDOW_UNRESOLVED");
-  assert.equal(v.pricingEligible, false);
-  assert.equal(v.contractVersion, "kvledger/1");
-  assert.equal(v.cpuComponent, "not_offloaded");
+  assert.equal(v.pricing_eligible, false);
+  assert.equal(v.contract_version, "kvledger/1");
+  assert.equal(v.cpu_component, "not_offloaded");
   assert.ok(v.reasons.some((r) => r.code === "window_missing"));
   assert.ok(Math.abs(a.rates.gpu.value - 0.92475) < 1e-5, `${a.rates.gpu.value}`);
   assert.deepEqual(v.roles.unified, ["http://localhost:8889/metrics"]);
@@ -26,7 +27,7 @@ test("real vLLM point (CSV only): upstream rates as telemetry, WINDOW_UNRESOLVED
 
 test("no launch facts: roles unresolved, rates still reported as telemetry", () => {
   const a = accountRun([fileInput(TIMESLICES)]);
-  assert.equal(a.cacheValidity.status, "ROLES_UNRESOLVED");
+  assert.equal(a.cache_validity.status, "ROLES_UNRESOLVED");
   assert.equal(a.legacy.server_gpu_cache_hit_rate, null);
   assert.equal(a.legacy.kv_cache_pool_tokens, null);
 });

@@ -1,7 +1,7 @@
 //! Run assembly and inspection over the bundled example runs (real artifacts; see
 //! examples/README.md for origins).
 
-use kvledger::inspect::{inspect_run, WindowSource};
+use kvledger::inspect::{inspect_run, WindowCandidateSource};
 use kvledger::model::Role;
 use kvledger::read::{read_run, ArtifactKind, CaptureMeta, FamilyFilter, InputFile, RunOptions};
 use kvledger::ErrorCode;
@@ -52,7 +52,7 @@ fn vllm_csv_run_with_records_and_launch() {
     assert!(r
         .window_candidates
         .iter()
-        .any(|c| c.source == WindowSource::ProfileRecords && c.start_ns < c.end_ns));
+        .any(|c| c.source == WindowCandidateSource::ProfileRecords && c.start_ns < c.end_ns));
     let launch = r.launch.as_ref().expect("launch");
     assert_eq!(launch.unified, vec!["localhost:8889".to_string()]);
     assert!(launch.not_scraped.is_empty(), "{:?}", launch.not_scraped);
@@ -70,7 +70,7 @@ fn json_export_with_timeslices() {
     assert!(r
         .window_candidates
         .iter()
-        .any(|c| c.source == WindowSource::TimesliceGrid));
+        .any(|c| c.source == WindowCandidateSource::TimesliceGrid));
     // first_fetch_ns survives exactly (it exceeds 2^53).
     let text = std::str::from_utf8(&files[0].1).expect("utf8");
     let literal = text

@@ -222,7 +222,7 @@ pub struct PriceOutcome {
     /// (revenue falls as the hit rate rises: `lo` comes from the rate's `hi`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub revenue_bounds: Option<Bounds>,
+    pub revenue_bounds: Option<ValueBounds>,
     /// Throughput per GPU (tok/s) used.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -244,7 +244,7 @@ pub struct PriceOutcome {
 /// A closed interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-pub struct Bounds {
+pub struct ValueBounds {
     pub lo: f64,
     pub hi: f64,
 }

@@ -124,15 +124,8 @@ pub struct TierRates {
     pub overall: Option<RateInterval>,
 }
 
-/// Where token totals come from (contract section 7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "snake_case")]
-pub enum TokenSource {
-    Frontend,
-    PricedRole,
-    Client,
-}
+/// Where token totals come from (contract section 7): the accounting's own type.
+pub use crate::account::output::TokenSource;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]

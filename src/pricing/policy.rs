@@ -5,7 +5,7 @@ use super::point::{legacy_tier_sum, PointFacts, Validity, Workload};
 use super::rate_card::RateCard;
 use super::revenue::revenue_per_gpu_hour;
 use super::share::{input_token_share, ShareSource};
-use super::{clamp01, finite, Bounds, PriceOutcome, PriceStatus, PricingCode, PricingReason};
+use super::{clamp01, finite, PriceOutcome, PriceStatus, PricingCode, PricingReason, ValueBounds};
 use serde::{Deserialize, Serialize};
 
 /// The pricing policy.
@@ -67,7 +67,7 @@ pub const LEGACY_FALLBACK_HARDWARE: [&str; 1] = ["gb300"];
 pub struct Selection {
     pub throughput: Option<f64>,
     pub hit_rate: Option<f64>,
-    pub hit_bounds: Option<Bounds>,
+    pub hit_bounds: Option<ValueBounds>,
     pub hit_source: HitRateSource,
     pub share: Option<f64>,
     pub share_source: ShareSource,
@@ -208,7 +208,7 @@ pub fn select(p: &PointFacts, policy: PricingPolicy) -> Selection {
                         hit_source = HitRateSource::Measured;
                         if let (Some(lo), Some(hi)) = (finite(m.lo), finite(m.hi)) {
                             if lo <= v && v <= hi {
-                                hit_bounds = Some(Bounds {
+                                hit_bounds = Some(ValueBounds {
                                     lo: clamp01(lo),
                                     hi: clamp01(hi),
                                 });
@@ -262,7 +262,7 @@ pub fn price_selection(sel: Selection, card: &RateCard, policy: PricingPolicy) -
                 if let Some(b) = sel.hit_bounds {
                     let at = |h| revenue_per_gpu_hour(t, sel.share, Some(h), &prices);
                     if let (Some(lo), Some(hi)) = (at(b.hi), at(b.lo)) {
-                        bounds = Some(Bounds { lo, hi });
+                        bounds = Some(ValueBounds { lo, hi });
                     }
                 }
             }
