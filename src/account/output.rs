@@ -315,6 +315,7 @@ pub struct Telemetry {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
+#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
 pub struct Legacy {
     pub server_gpu_cache_hit_rate: Option<f64>,
     pub server_cpu_cache_hit_rate: Option<f64>,

@@ -3,6 +3,10 @@
 // must really be an error, else tsc fails ("Unused '@ts-expect-error' directive").
 import init, {
   inspectRun,
+  accountRun,
+  type Accounting,
+  type Status,
+  type ReasonCode,
   isKvledgerError,
   errorCodes,
   contractVersion,
@@ -95,4 +99,25 @@ export function classify(e: unknown): string {
 
 export function syncInit(wasm: Uint8Array): void {
   initSync({ module: wasm });
+}
+
+// accountRun: the contract result, with the verdict's enums and the legacy block's nulls.
+export function verdict(files: RunFileInput[]): string {
+  const a: Accounting = accountRun(files, { launchJson: "{}", policy: { max_rate_width: 0.01 } });
+  const status: Status = a.cache_validity.status;
+  const eligible: boolean = a.cache_validity.pricing_eligible;
+  const codes: ReasonCode[] = a.cache_validity.reasons.map((r) => r.code);
+  const start: bigint | undefined = a.cache_validity.window.start_ns;
+  const overall: number | undefined = a.rates.overall?.value;
+  const legacyExternal: number | null = a.legacy.server_external_cache_hit_rate;
+  const promptTotal: bigint | null = a.legacy.total_prompt_tokens;
+  void [eligible, codes, start, overall, legacyExternal, promptTotal];
+  // @ts-expect-error: not a status
+  const bad: Status = "VALID";
+  // @ts-expect-error: reason codes are snake_case strings of the enum only
+  const badCode: ReasonCode = "counter-reset";
+  // @ts-expect-error: window bounds are bigint, never number
+  const n: number | undefined = a.cache_validity.window.start_ns;
+  void [bad, badCode, n];
+  return status === "VALID_COMPLETE" ? "price it" : codes.join(",");
 }
