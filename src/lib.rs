@@ -11,6 +11,7 @@ pub mod inspect;
 pub mod model;
 pub mod pricing;
 pub mod read;
+pub mod synth;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

@@ -193,6 +193,30 @@ pub fn collect(run: &Run) -> Evidence {
             }
         }
     }
+    // A labelled Prometheus counter is created on its first increment: a scrape of the
+    // endpoint that does not carry the series yet saw it at 0. The latest such scrape before
+    // the series' first sample is evidence of that 0.
+    let mut scrape_times: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for scrape in &run.scrapes {
+        if let Some(t) = scrape.timestamp_ns {
+            scrape_times.entry(&scrape.endpoint_url).or_default().push(t);
+        }
+    }
+    for times in scrape_times.values_mut() {
+        times.sort_unstable();
+        times.dedup();
+    }
+    for (key, e) in ev.series.iter_mut() {
+        let Some(first) = e.samples.iter().map(|s| s.0).min() else {
+            continue;
+        };
+        let before = scrape_times
+            .get(key.endpoint_url.as_str())
+            .and_then(|ts| ts.iter().rev().find(|t| **t < first));
+        if let Some(t) = before {
+            e.samples.push((*t, 0.0));
+        }
+    }
     for e in ev.series.values_mut() {
         e.samples.sort_by_key(|s| s.0);
         // Equal times: the later record wins (a re-scrape of the same instant).

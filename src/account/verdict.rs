@@ -1,5 +1,6 @@
 //! The verdict (`cache_validity`, CONTRACT section 6): statuses and reason codes, defined
-//! once here. Consumers switch on these strings: add codes, never rename or reuse one.
+//! once here and documented for consumers in `docs/accounting.md` (a test keeps the two in
+//! step). Consumers switch on these strings: add codes, never rename or reuse one.
 
 use serde::{Deserialize, Serialize};
 
@@ -311,6 +312,18 @@ mod tests {
         for c in ReasonCode::ALL {
             let json = serde_json::to_string(&c).expect("json");
             assert_eq!(json, format!("\"{}\"", c.as_str()));
+        }
+    }
+
+    #[test]
+    fn every_code_is_documented() {
+        let doc = include_str!("../../docs/accounting.md");
+        for c in ReasonCode::ALL {
+            assert!(
+                doc.contains(&format!("| `{}` |", c.as_str())),
+                "{} not in docs/accounting.md",
+                c.as_str()
+            );
         }
     }
 

@@ -1,6 +1,7 @@
 //! Metric-family name aliases. Engines and exporters spell the same family several ways:
 //! a counter `x_total` is exported by AIPerf as `x`; ATOM's `atom:` may be renamed `atom_`;
-//! TensorRT-LLM uses `trtllm_`, `trtllm:` or `tensorrt_llm:`; vLLM renamed three families in
+//! TensorRT-LLM uses `trtllm_`, `trtllm:` or `tensorrt_llm:`; pipelines that rewrite `:` to
+//! `_` turn `vllm:`, `sglang:` and `lmcache:` into `vllm_`, `sglang_`, `lmcache_`; vLLM renamed three families in
 //! 0.9. `canonical_family` maps every spelling of one family to one key, used for lookup and
 //! filtering only (exports keep the name as written).
 
@@ -17,6 +18,12 @@ pub fn canonical_family(name: &str) -> String {
     let base = name.strip_suffix("_total").unwrap_or(name);
     let mut key = if let Some(rest) = base.strip_prefix("atom_") {
         format!("atom:{rest}")
+    } else if let Some(rest) = base.strip_prefix("vllm_") {
+        format!("vllm:{rest}")
+    } else if let Some(rest) = base.strip_prefix("sglang_") {
+        format!("sglang:{rest}")
+    } else if let Some(rest) = base.strip_prefix("lmcache_") {
+        format!("lmcache:{rest}")
     } else if let Some(rest) = base.strip_prefix("tensorrt_llm:") {
         format!("trtllm_{rest}")
     } else if let Some(rest) = base.strip_prefix("trtllm:") {
@@ -80,6 +87,19 @@ mod tests {
         ] {
             assert_eq!(canonical_family(n), "atom:prefix_cache_full_tokens", "{n}");
         }
+    }
+
+    #[test]
+    fn colon_rewritten_to_underscore() {
+        assert!(same_family(
+            "vllm_prompt_tokens_by_source_total",
+            "vllm:prompt_tokens_by_source"
+        ));
+        assert!(same_family(
+            "sglang_cached_tokens",
+            "sglang:cached_tokens_total"
+        ));
+        assert_eq!(engine_prefix("sglang_prompt_tokens"), Some("sglang"));
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod account;
 mod inspect;
 mod price;
 mod run_args;
+mod synth;
 
 use kvledger::ReadError;
 use std::process::ExitCode;
@@ -17,6 +18,7 @@ USAGE:
     kvledger inspect [OPTIONS] <FILE>...
     kvledger account [OPTIONS] [--policy FILE] <RUN_DIR>... | <FILE>...
     kvledger price --rows FILE [--policy strict|theoretical|legacy] [--card NAME|FILE] [--json]
+    kvledger synth --engine E --topology T [--fault F]... --seed N --duration S --out DIR
     kvledger --version | --help
 
 A RUN_DIR is one benchmark point laid out as AIPerf writes it (the folder itself,
@@ -41,6 +43,17 @@ PRICE OPTIONS (see docs/pricing.md):
     --card NAME|FILE          a shipped rate card (normalized, kimi-k3-moonshot, glm-5.2-zai,
                               minimax-m3, deepseek-v4-pro, deepseek-v4.1-flash) or a card JSON file
     --json                    machine-readable JSON
+
+SYNTH (a deterministic run with known truth; see docs/synth.md):
+    --engine vllm|sglang|trtllm|atom|dynamo   --variant current|legacy
+    --topology agg|aggN|xPyD (e.g. 1P7D)      --tiers gpu[,cpu][,external]
+    --fault F[,F]  (start_gap, straddle_proof, straddle_no_proof, counter_reset,
+                    alias_collision, cpu_counter_absent, decode_recount, worker_missing,
+                    frontend_duplicates, errors_warmup, errors_profiling, nan_gauges,
+                    late_final_scrape, proto_labels, tp_disagree)
+    --seed N  --duration SECONDS  --target-bytes 100MB  --concurrency N  --dp N  --tp N
+    --frontend  --schema 1.0|1.1  --no-jsonl  --warmup-per-lane N  --out DIR
+    --examples DIR   regenerate the bundled example runs (examples/synth/)
 
 `account` prints each run's verdict (cache_validity), tier rates with bounds, per-role
 counters and token totals; --json gives the whole contract result.
@@ -69,6 +82,7 @@ fn main() -> ExitCode {
         Some("inspect") => inspect::main(argv),
         Some("account") => account::main(argv),
         Some("price") => price::main(argv),
+        Some("synth") => synth::main(argv),
         Some("--version" | "-V") => {
             println!(
                 "kvledger {} ({})",

@@ -1,0 +1,476 @@
+//! Pass 1: one walk of the whole run. Writes `server_metrics_export.jsonl` (every
+//! non-duplicate scrape, raw cumulative values, `*_info` families removed; compact orjson;
+//! schema 1.1 runs add the native `benchmark_phase`) and `profile_export.jsonl` (one record
+//! per request at its end, nulls omitted), and gathers what later files need: per-endpoint
+//! fetch statistics, per-phase request aggregates, true counters at the phase boundaries
+//! (probes) and the priced counters' values around the window edges (evidence bounds).
+
+use super::{rel, Out, Sink};
+use crate::synth::engines::{Field, Src};
+use crate::synth::fmt::{jstr, py_float};
+use crate::synth::plan::Plan;
+use crate::synth::rng::{hash, Rng};
+use crate::synth::scrape::{Cum, Step, Val, Walker};
+use crate::synth::workload::{Moment, Phase, ReqRecord};
+use crate::synth::{Engine, Schema, SynthError};
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Write;
+
+#[derive(Debug, Clone, Default)]
+pub struct EpInfo {
+    pub fetches: u64,
+    pub first_fetch: u64,
+    pub last_fetch: u64,
+    pub lat_sum: u64,
+    pub updates: u64,
+    pub first_update: u64,
+    pub last_update: u64,
+    pub intervals: Vec<u64>,
+    last_hash: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PhaseAgg {
+    pub records: u64,
+    pub errors: u64,
+    pub cancelled: u64,
+    pub ok: u64,
+    /// Sum of `usage_prompt_tokens` over successful records.
+    pub client_prompt: u64,
+    pub total_osl: u64,
+    pub isl: Vec<f64>,
+    pub osl: Vec<f64>,
+    pub lat_ms: Vec<f64>,
+    pub ttft_ms: Vec<f64>,
+    pub itl_ms: Vec<f64>,
+    pub min_start: u64,
+    pub max_end: u64,
+    pub theory_blocks: u64,
+    pub theory_hit: u64,
+    pub errors_by: BTreeMap<(i64, String, String), u64>,
+}
+
+/// Priced counters (prompt, hits) of one endpoint around the window edges.
+#[derive(Debug, Clone, Default)]
+pub struct Edges {
+    pub le_p0: Option<(u64, u64, u64)>,
+    pub ge_p0: Option<(u64, u64, u64)>,
+    pub le_p0s: Option<(u64, u64, u64)>,
+    pub le_p1: Option<(u64, u64, u64)>,
+    pub ge_p1: Option<(u64, u64, u64)>,
+    pub ring: VecDeque<(u64, u64, u64)>,
+}
+
+pub struct Pass1 {
+    pub info: Vec<EpInfo>,
+    pub prof: PhaseAgg,
+    pub warm: PhaseAgg,
+    /// `[probe][endpoint][moment]` true cumulative counts; probes: W0 (strict), P0 (strict), P1.
+    pub probes: Vec<Vec<[Cum; 3]>>,
+    pub edges: Vec<Edges>,
+    /// Whether any counter decreased between two scrapes of an endpoint (reset seen).
+    pub decreased: Vec<bool>,
+}
+
+/// The moment at which an engine counts the priced prompt and hit counters.
+pub fn price_moment(e: Engine) -> Moment {
+    match e {
+        Engine::Vllm | Engine::Dynamo => Moment::Ftk,
+        Engine::Sglang | Engine::Trtllm => Moment::Fin,
+        Engine::Atom => Moment::Adm,
+    }
+}
+
+pub fn labels_json(labels: &[(String, String)]) -> String {
+    let parts: Vec<String> = labels
+        .iter()
+        .map(|(k, v)| format!("{}:{}", jstr(k), jstr(v)))
+        .collect();
+    format!("{{{}}}", parts.join(","))
+}
+
+fn jf(x: f64) -> String {
+    if x.is_finite() {
+        py_float(x)
+    } else {
+        "null".into()
+    }
+}
+
+pub fn pass1(
+    plan: &Plan,
+    sink: &Sink,
+    files: &mut Vec<(String, u64)>,
+) -> Result<Pass1, SynthError> {
+    let n_ep = plan.endpoints.len();
+    let all: Vec<usize> = (0..n_ep).collect();
+    let t = &plan.times;
+    let probes = vec![(t.w0, true), (t.p0, true), (t.p1, false)];
+    let mut w = Walker::new(plan, &all, true, probes);
+    let mut jl = if plan.spec.jsonl {
+        Some(Out::open(sink, &rel("server_metrics_export.jsonl"))?)
+    } else {
+        None
+    };
+    let mut pj = Out::open(sink, &rel("profile_export.jsonl"))?;
+    // Per endpoint: (family, series ids) in series order, `_info` removed.
+    let mut groups: Vec<Vec<(usize, Vec<usize>)>> = vec![Vec::new(); n_ep];
+    for (sid, s) in plan.series.iter().enumerate() {
+        if plan.families[s.fam].info {
+            continue;
+        }
+        let g = &mut groups[s.ep];
+        match g.iter_mut().find(|(f, _)| *f == s.fam) {
+            Some((_, v)) => v.push(sid),
+            None => g.push((s.fam, vec![sid])),
+        }
+    }
+    let mut info = vec![EpInfo::default(); n_ep];
+    let mut edges = vec![Edges::default(); n_ep];
+    let mut decreased = vec![false; n_ep];
+    let mut last_ctr: Vec<Vec<f64>> = vec![Vec::new(); n_ep];
+    let mut probe_out: Vec<Vec<[Cum; 3]>> = Vec::new();
+    let (mut prof, mut warm) = (PhaseAgg::default(), PhaseAgg::default());
+    let pm = price_moment(plan.spec.engine);
+    let slice_ns = (plan.spec.slice_s * 1e9) as u64;
+    let mut line = String::with_capacity(1 << 14);
+    let mut session_nums: BTreeMap<u64, u64> = BTreeMap::new();
+    while let Some(step) = w.next() {
+        match step {
+            Step::Probe { .. } => {
+                probe_out.push(
+                    (0..n_ep)
+                        .map(|e| {
+                            [
+                                w.truth(e, Moment::Adm),
+                                w.truth(e, Moment::Ftk),
+                                w.truth(e, Moment::Fin),
+                            ]
+                        })
+                        .collect(),
+                );
+            }
+            Step::Record(r) => {
+                let n = session_nums.len() as u64;
+                let sn = *session_nums.entry(r.session).or_insert(n);
+                if session_nums.len() > 100_000 {
+                    session_nums.clear();
+                }
+                write_record(plan, &mut pj, &r, sn)?;
+                let agg = if r.phase == Phase::Warmup {
+                    &mut warm
+                } else {
+                    &mut prof
+                };
+                aggregate(agg, &r);
+            }
+            Step::Scrape { ep, t: ts, idx } => {
+                let lat = w
+                    .scheds
+                    .iter()
+                    .find(|s| s.ep == ep)
+                    .map(|s| s.latency_ns(idx))
+                    .unwrap_or(3_000_000);
+                line.clear();
+                let mut ctr_vals = Vec::new();
+                line.push('{');
+                let mut first_f = true;
+                for (fam, sids) in &groups[ep] {
+                    let mut samples = String::new();
+                    for &sid in sids {
+                        let s = &plan.series[sid];
+                        let v = w.eval(sid, s, idx);
+                        if matches!(s.src, Src::Ctr(..) | Src::Scaled(..)) {
+                            if let Val::S(x) = v {
+                                ctr_vals.push(x);
+                            }
+                        }
+                        let lab = if s.labels.is_empty() {
+                            String::new()
+                        } else {
+                            format!("\"labels\":{},", labels_json(&s.labels))
+                        };
+                        let body = match v {
+                            Val::Absent => continue,
+                            Val::S(x) => format!("{{{lab}\"value\":{}}}", jf(x)),
+                            Val::H { cum, sum, count } => {
+                                let les = match s.src {
+                                    Src::Hist(k) => k.le_strings(),
+                                    _ => Vec::new(),
+                                };
+                                let b: Vec<String> = les
+                                    .iter()
+                                    .zip(&cum)
+                                    .map(|(le, c)| format!("{}:{}", jstr(le), py_float(*c as f64)))
+                                    .collect();
+                                format!(
+                                    "{{{lab}\"buckets\":{{{}}},\"sum\":{},\"count\":{}}}",
+                                    b.join(","),
+                                    jf(sum),
+                                    py_float(count as f64)
+                                )
+                            }
+                        };
+                        if !samples.is_empty() {
+                            samples.push(',');
+                        }
+                        samples.push_str(&body);
+                    }
+                    if samples.is_empty() {
+                        continue;
+                    }
+                    if !first_f {
+                        line.push(',');
+                    }
+                    first_f = false;
+                    line.push_str(&jstr(&plan.families[*fam].name));
+                    line.push_str(":[");
+                    line.push_str(&samples);
+                    line.push(']');
+                }
+                line.push('}');
+                // Counter decreases (a restart) between consecutive scrapes.
+                if !last_ctr[ep].is_empty()
+                    && last_ctr[ep].len() == ctr_vals.len()
+                    && ctr_vals.iter().zip(&last_ctr[ep]).any(|(a, b)| a < b)
+                {
+                    decreased[ep] = true;
+                }
+                last_ctr[ep] = ctr_vals;
+                let h = hash(&[hash_str(&line)]);
+                let inf = &mut info[ep];
+                if inf.fetches == 0 {
+                    inf.first_fetch = ts;
+                }
+                inf.fetches += 1;
+                inf.last_fetch = ts;
+                inf.lat_sum += lat;
+                let dup = inf.updates > 0 && inf.last_hash == h;
+                // The native 1.1 runner's forced phase-boundary snapshots are written even
+                // when their body repeats the previous scrape: they are the phase evidence.
+                let forced = plan.spec.schema == Schema::V1_1 && (ts == t.p0 || ts == t.p1);
+                if !dup {
+                    if inf.updates == 0 {
+                        inf.first_update = ts;
+                    } else {
+                        inf.intervals.push(ts - inf.last_update);
+                    }
+                    inf.updates += 1;
+                    inf.last_update = ts;
+                    inf.last_hash = h;
+                }
+                if !dup || forced {
+                    if let Some(out) = jl.as_mut() {
+                        let phase = if plan.spec.schema == Schema::V1_1 {
+                            let p = if ts < t.w0 {
+                                "null"
+                            } else if ts < t.p0 {
+                                "\"warmup\""
+                            } else {
+                                "\"profiling\""
+                            };
+                            format!(",\"benchmark_phase\":{p}")
+                        } else {
+                            String::new()
+                        };
+                        writeln!(
+                            out,
+                            "{{\"endpoint_url\":{},\"timestamp_ns\":{},\"metrics\":{},\"endpoint_latency_ns\":{},\"request_sent_ns\":{},\"first_byte_ns\":{}{}}}",
+                            jstr(&plan.endpoints[ep].url),
+                            ts,
+                            line,
+                            lat,
+                            ts - lat,
+                            ts,
+                            phase
+                        )?;
+                    }
+                }
+                if plan.priced.contains(&ep) {
+                    let c = w.exported(ep, None, pm);
+                    let v = (ts, c.prompt, c.hits());
+                    let e = &mut edges[ep];
+                    if ts <= t.p0 {
+                        e.le_p0 = Some(v);
+                    }
+                    if ts >= t.p0 && e.ge_p0.is_none() {
+                        e.ge_p0 = Some(v);
+                    }
+                    if ts <= t.p0 + slice_ns {
+                        e.le_p0s = Some(v);
+                    }
+                    if ts <= t.p1 {
+                        e.le_p1 = Some(v);
+                    }
+                    if ts >= t.p1 && e.ge_p1.is_none() {
+                        e.ge_p1 = Some(v);
+                    }
+                    e.ring.push_back(v);
+                    if e.ring.len() > 512 {
+                        e.ring.pop_front();
+                    }
+                }
+            }
+        }
+    }
+    let _ = Field::Zero;
+    if let Some(out) = jl {
+        files.push(out.finish()?);
+    }
+    files.push(pj.finish()?);
+    Ok(Pass1 {
+        info,
+        prof,
+        warm,
+        probes: probe_out,
+        edges,
+        decreased,
+    })
+}
+
+fn hash_str(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.as_bytes() {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+fn aggregate(a: &mut PhaseAgg, r: &ReqRecord) {
+    a.records += 1;
+    if a.min_start == 0 || r.start < a.min_start {
+        a.min_start = r.start;
+    }
+    a.max_end = a.max_end.max(r.end);
+    if r.error {
+        a.errors += 1;
+        *a.errors_by
+            .entry((
+                500,
+                "InternalServerError".into(),
+                "Internal Server Error".into(),
+            ))
+            .or_default() += 1;
+        return;
+    }
+    if r.cancelled {
+        a.cancelled += 1;
+        a.errors += 1;
+        *a.errors_by
+            .entry((
+                499,
+                "RequestCancellationError".into(),
+                "Request was cancelled".into(),
+            ))
+            .or_default() += 1;
+        return;
+    }
+    a.ok += 1;
+    a.client_prompt += r.isl as u64;
+    a.total_osl += r.osl as u64;
+    a.isl.push(r.isl as f64);
+    a.osl.push(r.osl as f64);
+    let lat = (r.end - r.start) as f64 / 1e6;
+    let ttft = (r.ack - r.start) as f64 / 1e6;
+    a.lat_ms.push(lat);
+    a.ttft_ms.push(ttft);
+    if r.osl > 1 {
+        a.itl_ms.push((lat - ttft) / (r.osl - 1) as f64);
+    }
+    a.theory_blocks += r.theory_blocks as u64;
+    a.theory_hit += r.theory_hit_blocks as u64;
+}
+
+fn write_record(
+    plan: &Plan,
+    out: &mut Out,
+    r: &ReqRecord,
+    session_num: u64,
+) -> std::io::Result<()> {
+    let mut rng = Rng::new(plan.spec.seed, hash(&[r.session, r.turn as u64, 31]));
+    let xid = rng.uuid();
+    let corr = Rng::new(plan.spec.seed, hash(&[r.session, 32])).uuid();
+    let worker = format!(
+        "worker_{:08x}",
+        hash(&[plan.spec.seed, r.lane as u64 % 4]) & 0xffff_ffff
+    );
+    let proc_id = format!(
+        "record_processor_{:08x}",
+        hash(&[plan.spec.seed, r.lane as u64 % 2, 9]) & 0xffff_ffff
+    );
+    let phase = if r.phase == Phase::Warmup {
+        "warmup"
+    } else {
+        "profiling"
+    };
+    let mut meta = format!(
+        "{{\"session_num\":{},\"x_request_id\":{},\"x_correlation_id\":{},\"conversation_id\":\"{:016x}\",\"turn_index\":{},\"credit_issued_ns\":{},\"request_start_ns\":{},",
+        session_num,
+        jstr(&xid),
+        jstr(&corr),
+        r.session,
+        r.turn,
+        r.start - 1_000_000,
+        r.start
+    );
+    if !r.error {
+        meta.push_str(&format!("\"request_ack_ns\":{},", r.ack));
+    }
+    meta.push_str(&format!(
+        "\"request_end_ns\":{},\"worker_id\":{},\"record_processor_id\":{},\"benchmark_phase\":\"{}\",\"was_cancelled\":{}",
+        r.end,
+        jstr(&worker),
+        jstr(&proc_id),
+        phase,
+        r.cancelled
+    ));
+    if r.cancelled {
+        meta.push_str(&format!(",\"cancellation_time_ns\":{}", r.end));
+    }
+    meta.push('}');
+    let m = |tag: &str, v: String, unit: &str| {
+        format!("{}:{{\"value\":{},\"unit\":{}}}", jstr(tag), v, jstr(unit))
+    };
+    let metrics: Vec<String> = if r.error || r.cancelled {
+        vec![m("error_isl", r.isl.to_string(), "tokens")]
+    } else {
+        let lat = (r.end - r.start) as f64 / 1e6;
+        let ttft = (r.ack - r.start) as f64 / 1e6;
+        let mut v = vec![
+            m("request_latency", py_float(lat), "ms"),
+            m("time_to_first_token", py_float(ttft), "ms"),
+        ];
+        if r.osl > 1 {
+            v.push(m(
+                "inter_token_latency",
+                py_float((lat - ttft) / (r.osl - 1) as f64),
+                "ms",
+            ));
+        }
+        v.push(m("output_sequence_length", r.osl.to_string(), "tokens"));
+        v.push(m("input_sequence_length", r.isl.to_string(), "tokens"));
+        v.push(m("usage_prompt_tokens", r.isl.to_string(), "tokens"));
+        v.push(m("usage_completion_tokens", r.osl.to_string(), "tokens"));
+        v.push(m(
+            "usage_total_tokens",
+            (r.isl + r.osl).to_string(),
+            "tokens",
+        ));
+        v
+    };
+    let err = if r.error {
+        ",\"error\":{\"code\":500,\"type\":\"InternalServerError\",\"message\":\"Internal Server Error\"}"
+    } else if r.cancelled {
+        ",\"error\":{\"code\":499,\"type\":\"RequestCancellationError\",\"message\":\"Request was cancelled\"}"
+    } else {
+        ""
+    };
+    writeln!(
+        out,
+        "{{\"metadata\":{},\"metrics\":{{{}}}{}}}",
+        meta,
+        metrics.join(","),
+        err
+    )
+}
