@@ -396,7 +396,7 @@ fn nan_counter_is_invalid_nan_gauge_is_not() {
 }
 
 #[test]
-fn timeslices_straddle_and_warmup_proof() {
+fn timeslices_straddle_and_warmup_totals() {
     // Schema 1.1: window [S, S+10s), ten 1 s slices of 1000 prompt / 900 hits each; the
     // first slice also holds 400 prompt / 100 hits of warmup mass.
     let sec = 1_000_000_000u64;
@@ -465,13 +465,12 @@ fn timeslices_straddle_and_warmup_proof() {
     let o = without.rates.overall.expect("overall");
     assert!(o.lo <= 0.9 && 0.9 <= o.hi, "{o:?}");
     assert!(without.cache_validity.window.straddles > 0);
+    // AIPerf may end a phase's total at the endpoint's last update, after the phase end, so a
+    // warmup total is no proof unless phase totals are trusted: the bound stays as wide.
     let with = run(true);
     let p = with.rates.overall.expect("overall");
     assert!(p.lo <= 0.9 && 0.9 <= p.hi, "{p:?}");
-    assert!(
-        p.width() < o.width(),
-        "warmup proof must tighten: {p:?} vs {o:?}"
-    );
+    assert_eq!(p.width(), o.width());
     // With the phase totals trusted, the rate is their ratio: (1000+8100)/(1500+9000).
     let trusting = Policy {
         trust_phase_totals: true,

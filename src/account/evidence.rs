@@ -71,7 +71,16 @@ pub struct Evidence {
     pub coverage: BTreeMap<String, Coverage>,
     /// Which export supplied stats: `json`, `csv`, or none.
     pub stats_source: Option<&'static str>,
+    /// Per endpoint: end of the earliest slice in which any counter series moved.
+    pub first_mass_end: BTreeMap<String, u64>,
+    /// Per endpoint: `process_start_time_seconds` (min, max) over the profiling export.
+    pub process_start_stats: BTreeMap<String, (f64, f64)>,
+    /// Per endpoint: raw `process_start_time_seconds` samples (epoch ns, value).
+    pub process_start_samples: BTreeMap<String, Vec<(u64, f64)>>,
 }
+
+/// The process collector's start time: a change means the process restarted.
+pub const PROCESS_START: &str = "process_start_time_seconds";
 
 fn slices_of(ts: &[Timeslice]) -> Vec<Slice> {
     let mut v: Vec<Slice> = ts
@@ -123,6 +132,12 @@ impl Evidence {
                     }
                 }
                 Stats::Gauge(g) if !warmup => {
+                    if f.name == PROCESS_START {
+                        if let (Some(lo), Some(hi)) = (g.min, g.max) {
+                            self.process_start_stats
+                                .insert(s.endpoint_url.clone(), (lo, hi));
+                        }
+                    }
                     self.gauges.insert(key, (g.avg, g.max));
                 }
                 Stats::Histogram(h) if !warmup => {
@@ -176,6 +191,12 @@ pub fn collect(run: &Run) -> Evidence {
                     labels: sample.labels.clone(),
                 };
                 match &sample.value {
+                    SampleValue::Scalar { value } if fam.name == PROCESS_START => {
+                        ev.process_start_samples
+                            .entry(scrape.endpoint_url.clone())
+                            .or_default()
+                            .push((t, *value));
+                    }
                     SampleValue::Scalar { value } => {
                         let is_gauge = matches!(fam.metric_type, Some(MetricType::Gauge));
                         if is_gauge {
@@ -194,12 +215,14 @@ pub fn collect(run: &Run) -> Evidence {
         }
     }
     // A labelled Prometheus counter is created on its first increment: a scrape of the
-    // endpoint that does not carry the series yet saw it at 0. The latest such scrape before
-    // the series' first sample is evidence of that 0.
+    // endpoint that does not carry the series yet saw it at 0.
     let mut scrape_times: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     for scrape in &run.scrapes {
         if let Some(t) = scrape.timestamp_ns {
-            scrape_times.entry(&scrape.endpoint_url).or_default().push(t);
+            scrape_times
+                .entry(&scrape.endpoint_url)
+                .or_default()
+                .push(t);
         }
     }
     for times in scrape_times.values_mut() {
@@ -210,11 +233,18 @@ pub fn collect(run: &Run) -> Evidence {
         let Some(first) = e.samples.iter().map(|s| s.0).min() else {
             continue;
         };
-        let before = scrape_times
-            .get(key.endpoint_url.as_str())
-            .and_then(|ts| ts.iter().rev().find(|t| **t < first));
-        if let Some(t) = before {
-            e.samples.push((*t, 0.0));
+        if let Some(ts) = scrape_times.get(key.endpoint_url.as_str()) {
+            e.samples
+                .extend(ts.iter().take_while(|t| **t < first).map(|t| (*t, 0.0)));
+        }
+    }
+    for (key, e) in &ev.series {
+        if let Some(s) = e.slices.iter().find(|s| s.total > 0.0) {
+            let slot = ev
+                .first_mass_end
+                .entry(key.endpoint_url.clone())
+                .or_insert(s.end_ns);
+            *slot = (*slot).min(s.end_ns);
         }
     }
     for e in ev.series.values_mut() {

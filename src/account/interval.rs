@@ -152,8 +152,9 @@ fn interpolate(samples: &[(u64, f64)], t: u64, first: &(u64, f64), last: &(u64, 
     prev.1 + f * (next.1 - prev.1)
 }
 
-/// `stats.total` bounds the window increase from above when the series was sampled at or
-/// before the window start and at or after its end.
+/// `stats.total` bounds the window increase from above when the endpoint was sampled at or
+/// before the window start and at or after its end (and the series itself reaches back: see
+/// `bound`).
 fn total_covers(cov: Option<Coverage>, w: Window) -> bool {
     matches!(cov, Some(Coverage { first_ns: Some(f), last_ns: Some(l) }) if f <= w.start_ns && l >= w.end_ns)
 }
@@ -167,6 +168,8 @@ fn from_slices(
     ev: &SeriesEvidence,
     w: Window,
     covered_total: Option<f64>,
+    first_mass_end_ns: Option<u64>,
+    warmup_proof_allowed: bool,
 ) -> Option<(Interval, u32, u32, bool)> {
     let slices: Vec<Slice> = ev
         .slices
@@ -178,13 +181,17 @@ fn from_slices(
         return None;
     }
     let n = slices.len();
-    // Start edge: through the first slice with mass (if the first slice starts at or before
-    // the window start; a later first slice leaves a gap instead).
+    // Start edge: through the first slice in which *any* counter of the endpoint moved (a
+    // slice with mass proves a scrape inside it, so every later boundary value is an
+    // in-window sample); only if the first slice starts at or before the window start (a
+    // later first slice leaves a gap instead).
     let first_reaches_back = slices[0].start_ns <= w.start_ns;
-    let start_edge_end = if first_reaches_back {
-        slices.iter().position(|s| s.total > 0.0).unwrap_or(n - 1)
-    } else {
+    let start_edge_end = if !first_reaches_back {
         0
+    } else if let Some(end) = first_mass_end_ns {
+        slices.iter().rposition(|s| s.end_ns <= end).unwrap_or(0)
+    } else {
+        slices.iter().position(|s| s.total > 0.0).unwrap_or(n - 1)
     };
     // End edge: every slice ending after the window end, and always the last slice.
     let end_edge_start = slices
@@ -201,7 +208,7 @@ fn from_slices(
         let in_end_edge = i >= end_edge_start;
         if in_start_edge || in_end_edge {
             let mut mass = s.total;
-            if in_start_edge && i == start_edge_end {
+            if in_start_edge && i == start_edge_end && warmup_proof_allowed {
                 mass -= warmup_proof(ev, s).min(mass);
             }
             edge_hi += mass;
@@ -250,7 +257,10 @@ fn from_slices(
 }
 
 /// Warmup mass proven to sit in the straddling first slice: the warmup increase minus the
-/// warmup slices that end before the straddle (CONTRACT section 4, "warmup proof").
+/// warmup slices that end before the straddle (CONTRACT section 4, "warmup proof"). Sound only
+/// when the warmup total is exactly the warmup phase's increase: AIPerf's differencing ends a
+/// phase's total at the endpoint's last update, which can lie after the phase end, and then
+/// the difference is profiling mass. It is therefore applied under `trust_phase_totals` only.
 fn warmup_proof(ev: &SeriesEvidence, straddle: &Slice) -> f64 {
     let Some(total) = ev.warmup_total else {
         return 0.0;
@@ -267,15 +277,30 @@ fn warmup_proof(ev: &SeriesEvidence, straddle: &Slice) -> f64 {
     (total - before).max(0.0)
 }
 
-/// Bound the in-window increase of one series from all its evidence.
-pub fn bound(ev: &SeriesEvidence, w: Window, cov: Option<Coverage>, policy: &Policy) -> Bounded {
+/// Bound the in-window increase of one series from all its evidence. `first_mass_end_ns` is
+/// the end of the endpoint's first slice in which any counter moved (see `from_slices`).
+pub fn bound(
+    ev: &SeriesEvidence,
+    w: Window,
+    cov: Option<Coverage>,
+    first_mass_end_ns: Option<u64>,
+    policy: &Policy,
+) -> Bounded {
     let mut non_finite = ev.stats_total.is_some_and(|t| !finite_nonneg(t))
         || ev.slices.iter().any(|s| !finite_nonneg(s.total))
         || ev.samples.iter().any(|s| !finite_nonneg(s.1));
     let telemetry = ev.stats_total.filter(|t| finite_nonneg(*t)).unwrap_or(0.0);
+    // AIPerf falls back to the first in-window sample as the reference when a series has none
+    // before the window (a labelled counter created mid-run): its total then misses that
+    // sample's mass. Only a slice grid reaching back to the window start shows the series was
+    // sampled before it.
+    let series_reaches_back = ev
+        .slices
+        .first()
+        .is_some_and(|s| s.start_ns <= w.start_ns.saturating_add(1_000_000));
     let covered_total = ev
         .stats_total
-        .filter(|t| finite_nonneg(*t) && total_covers(cov, w));
+        .filter(|t| finite_nonneg(*t) && series_reaches_back && total_covers(cov, w));
 
     let mut result = Bounded {
         interval: Interval::unbounded(telemetry),
@@ -303,7 +328,10 @@ pub fn bound(ev: &SeriesEvidence, w: Window, cov: Option<Coverage>, policy: &Pol
     }
     let finite_slices = ev.slices.iter().all(|s| finite_nonneg(s.total));
     if finite_slices {
-        if let Some((iv, straddles, gaps, reset)) = from_slices(ev, w, covered_total) {
+        let proof = policy.trust_phase_totals && ev.phase_scoped;
+        if let Some((iv, straddles, gaps, reset)) =
+            from_slices(ev, w, covered_total, first_mass_end_ns, proof)
+        {
             let iv = if result.method == Method::StatsTotal {
                 iv.intersect(result.interval)
             } else {
@@ -374,7 +402,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let b = bound(&ev, W, None, &Policy::default());
+        let b = bound(&ev, W, None, None, &Policy::default());
         assert_eq!(b.method, Method::RawScrapes);
         assert_eq!((b.interval.lo, b.interval.hi), (800.0, 900.0));
         assert!(!b.reset);
@@ -386,7 +414,7 @@ mod tests {
             samples: vec![(9 * S, 100.0), (12 * S, 50.0), (19 * S, 60.0)],
             ..Default::default()
         };
-        let b = bound(&ev, W, None, &Policy::default());
+        let b = bound(&ev, W, None, None, &Policy::default());
         assert!(b.reset);
         assert!(!b.interval.is_bounded());
     }
@@ -401,7 +429,7 @@ mod tests {
             slices: s,
             ..Default::default()
         };
-        let b = bound(&ev, W, None, &Policy::default());
+        let b = bound(&ev, W, None, None, &Policy::default());
         assert_eq!(b.method, Method::Timeslices);
         assert_eq!((b.interval.lo, b.interval.hi), (800.0, 1000.0));
         assert_eq!(b.straddles, 2);
@@ -416,7 +444,7 @@ mod tests {
             slices: slices(&t, 10 * S),
             ..Default::default()
         };
-        let b = bound(&ev, W, None, &Policy::default());
+        let b = bound(&ev, W, None, None, &Policy::default());
         // Slices 0..=2 are the start edge; the last is the end edge.
         assert_eq!(b.interval.lo, 600.0);
         assert_eq!(b.interval.hi, 1000.0);
@@ -434,7 +462,19 @@ mod tests {
             start_ns: 10 * S,
             end_ns: 13 * S,
         };
-        let b = bound(&ev, w, None, &Policy::default());
+        let b = bound(&ev, w, None, None, &Policy::default());
+        // Without trusted phase totals the straddle counts whole toward hi.
+        assert_eq!(b.interval.hi, 150.0 + 100.0 + 100.0);
+        let trusting = Policy {
+            trust_phase_totals: true,
+            ..Policy::default()
+        };
+        let ev = SeriesEvidence {
+            phase_scoped: true,
+            stats_total: None,
+            ..ev
+        };
+        let b = bound(&ev, w, None, None, &trusting);
         // straddle 150 of which 500 - 450 = 50 proven warmup; last slice 100 is an edge.
         assert_eq!(b.interval.lo, 100.0);
         assert_eq!(b.interval.hi, 100.0 + 100.0 + 100.0);
@@ -449,14 +489,14 @@ mod tests {
             slices: s.clone(),
             ..Default::default()
         };
-        let b = bound(&ev, W, None, &Policy::default());
+        let b = bound(&ev, W, None, None, &Policy::default());
         assert_eq!(b.gaps, 1);
         assert!(!b.interval.is_bounded());
         let cov = Coverage {
             first_ns: Some(9 * S),
             last_ns: Some(21 * S),
         };
-        let b = bound(&ev, W, Some(cov), &Policy::default());
+        let b = bound(&ev, W, Some(cov), None, &Policy::default());
         assert_eq!(b.interval.hi, 1000.0);
         assert_eq!(b.interval.lo, 700.0);
     }
@@ -467,16 +507,16 @@ mod tests {
             stats_total: Some(500.0),
             ..Default::default()
         };
-        let b = bound(&ev, W, None, &Policy::default());
+        let b = bound(&ev, W, None, None, &Policy::default());
         assert_eq!(b.method, Method::Unbounded);
         assert_eq!(b.interval.est, 500.0);
         let cov = Coverage {
             first_ns: Some(9 * S),
             last_ns: Some(21 * S),
         };
-        let b = bound(&ev, W, Some(cov), &Policy::default());
-        assert_eq!(b.method, Method::StatsTotal);
-        assert_eq!((b.interval.lo, b.interval.hi), (0.0, 500.0));
+        // The endpoint was sampled around the window, but nothing shows this series was.
+        let b = bound(&ev, W, Some(cov), None, &Policy::default());
+        assert_eq!(b.method, Method::Unbounded);
         let trusting = Policy {
             trust_phase_totals: true,
             ..Policy::default()
@@ -486,7 +526,7 @@ mod tests {
             phase_scoped: true,
             ..Default::default()
         };
-        let b = bound(&phase, W, None, &trusting);
+        let b = bound(&phase, W, None, None, &trusting);
         assert_eq!(b.method, Method::PhaseTotal);
         assert_eq!((b.interval.lo, b.interval.hi), (500.0, 500.0));
     }
@@ -497,6 +537,6 @@ mod tests {
             stats_total: Some(f64::NAN),
             ..Default::default()
         };
-        assert!(bound(&ev, W, None, &Policy::default()).non_finite);
+        assert!(bound(&ev, W, None, None, &Policy::default()).non_finite);
     }
 }

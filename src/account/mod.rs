@@ -161,8 +161,47 @@ fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<Strin
             if is_counter {
                 present.insert(trtllm::MARK_CACHED_COUNTER.to_string());
             }
+            let fam_type = |k: &str| {
+                ev.families
+                    .get(endpoint)
+                    .and_then(|f| f.get(k))
+                    .map(|i| i.metric_type)
+            };
+            if fam_type(trtllm::CACHED_PER_REQUEST).is_some()
+                || fam_type(trtllm::CACHED) == Some(Some(MetricType::Histogram))
+            {
+                present.insert(trtllm::MARK_CACHED_HISTOGRAM.to_string());
+            }
+            let tier_present = |c: Counter| {
+                ev.series.keys().any(|k| {
+                    k.endpoint_url == endpoint
+                        && canonical_family(&k.spelling) == trtllm::BY_TIER
+                        && k.labels
+                            .get("cache_tier")
+                            .and_then(|t| trtllm::tier_counter(t))
+                            == Some(c)
+                })
+            };
+            if tier_present(Counter::HitCpu) {
+                present.insert(trtllm::MARK_HOST_TIER.to_string());
+            }
+            if tier_present(Counter::HitExternal) {
+                present.insert(trtllm::MARK_EXTERNAL_TIER.to_string());
+            }
         }
-        Engine::Vllm | Engine::Atom => {}
+        Engine::Vllm => {
+            let external = ev.series.keys().any(|k| {
+                k.endpoint_url == endpoint
+                    && canonical_family(&k.spelling) == crate::engines::vllm::BY_SOURCE
+                    && k.labels
+                        .get("source")
+                        .is_some_and(|v| v.eq_ignore_ascii_case("external_kv_transfer"))
+            });
+            if external {
+                present.insert(crate::engines::vllm::MARK_EXTERNAL_SOURCE.to_string());
+            }
+        }
+        Engine::Atom => {}
     }
     present
 }
@@ -216,7 +255,8 @@ fn endpoint_counters(
             continue;
         }
         let coverage = ctx.ev.coverage.get(endpoint).copied();
-        let b = bound(sev, window, coverage, ctx.policy);
+        let first_mass = ctx.ev.first_mass_end.get(endpoint).copied();
+        let b = bound(sev, window, coverage, first_mass, ctx.policy);
         for c in counters {
             mapped
                 .entry(c)
@@ -452,14 +492,28 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
     for (url, engine) in &engines {
         let role = role_of(url);
         let priced = is_priced_role(role);
-        let counters = endpoint_counters(&ctx, url, *engine, priced, &mut reasons);
+        let mut counters = endpoint_counters(&ctx, url, *engine, priced, &mut reasons);
         let present = present_keys(&ev, url, *engine);
         let assessment = adapter(*engine).assess(url, &present, &tiers);
+        if let Some((_, m)) = counters.counters.get(&Counter::Prompt).copied() {
+            for c in &assessment.zero_when_absent {
+                counters.counters.entry(*c).or_insert((Interval::ZERO, m));
+            }
+        }
         ratio_gauges.extend(assessment.ratio_gauges.iter().cloned());
         if priced {
             reasons.extend(assessment.reasons);
             cpu_measured_all &= assessment.cpu_measured;
             tier_aliases.extend(assessment.tier_aliases);
+        }
+        if priced {
+            if let Some(detail) = restart_evidence(&ev, url, window) {
+                reasons.push(
+                    Reason::new(ReasonCode::CounterReset, detail)
+                        .at(url.clone())
+                        .metric(evidence::PROCESS_START),
+                );
+            }
         }
         if role == Some(Role::Decode) {
             reasons.push(
@@ -546,6 +600,21 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
         }
     }
 
+    // The n ≤ d argument of the rate bound needs every priced counter of an endpoint bounded
+    // by the same kind of evidence, with no grid gaps of its own.
+    let aligned = priced_endpoints
+        .iter()
+        .filter_map(|u| per_endpoint.get(u))
+        .all(|e| {
+            let methods: BTreeSet<u8> = e
+                .counters
+                .iter()
+                .filter(|(c, _)| c.is_priced())
+                .map(|(_, (_, m))| method_rank(*m))
+                .collect();
+            e.gaps == 0 && methods.len() <= 1
+        });
+
     // Rates.
     let zero = Interval::ZERO;
     let hits_all = [g, c, x]
@@ -559,14 +628,14 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
         ..Rates::default()
     };
     if let Some(f) = f {
-        rates_out.gpu = g.and_then(|g| rate(g, f));
+        rates_out.gpu = g.and_then(|g| rate(g, f, aligned));
         rates_out.cpu = match (c, tiers.offload_off()) {
-            (Some(c), _) => rate(c, f),
-            (None, true) if g.is_some() => rate(zero, f),
+            (Some(c), _) => rate(c, f, aligned),
+            (None, true) if g.is_some() => rate(zero, f, aligned),
             _ => None,
         };
-        rates_out.external = x.and_then(|x| rate(x, f));
-        rates_out.overall = hits_all.and_then(|h| rate(h, f));
+        rates_out.external = x.and_then(|x| rate(x, f, aligned));
+        rates_out.overall = hits_all.and_then(|h| rate(h, f, aligned));
         for (name, r, hit) in [
             ("gpu", rates_out.gpu, g),
             ("cpu", rates_out.cpu, c),
@@ -718,7 +787,8 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
                 .fold(None, |acc: Option<Interval>, i| {
                     Some(acc.map_or(i, |a| a.plus(i)))
                 })?;
-            rate(h, f)
+            let methods: BTreeSet<u8> = e.counters.values().map(|(_, m)| method_rank(*m)).collect();
+            rate(h, f, e.gaps == 0 && methods.len() <= 1)
         });
         sources.push(Source {
             endpoint_url: url.clone(),
@@ -871,6 +941,36 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
     }
 }
 
+/// A restart of the endpoint's process inside the window: its start time changed. Counters
+/// restart at 0 then, whether or not a scrape caught them lower than before.
+fn restart_evidence(ev: &Evidence, endpoint: &str, window: Option<Window>) -> Option<String> {
+    if let Some((lo, hi)) = ev.process_start_stats.get(endpoint) {
+        if hi > lo {
+            return Some(format!(
+                "the process restarted during the profiling phase (process_start_time_seconds went from {lo} to {hi}): its counters restarted at 0"
+            ));
+        }
+    }
+    let w = window?;
+    let samples = ev.process_start_samples.get(endpoint)?;
+    let before = samples
+        .iter()
+        .rev()
+        .find(|s| s.0 <= w.start_ns)
+        .or(samples.first())?;
+    let after = samples
+        .iter()
+        .find(|s| s.0 >= w.end_ns)
+        .or(samples.last())?;
+    let moved = samples
+        .iter()
+        .filter(|s| s.0 >= before.0 && s.0 <= after.0)
+        .any(|s| s.1 != before.1);
+    moved.then(|| {
+        "the process restarted inside the window (process_start_time_seconds changed): its counters restarted at 0".to_string()
+    })
+}
+
 /// The estimate of a non-canonical counter family summed over some endpoints.
 fn family_estimate(ctx: &Ctx<'_>, endpoints: &[&String], family: &str) -> Option<f64> {
     let window = ctx.window.unwrap_or(Window {
@@ -885,7 +985,8 @@ fn family_estimate(ctx: &Ctx<'_>, endpoints: &[&String], family: &str) -> Option
             continue;
         }
         let cov = ctx.ev.coverage.get(&k.endpoint_url).copied();
-        let b = bound(sev, window, cov, ctx.policy);
+        let first_mass = ctx.ev.first_mass_end.get(&k.endpoint_url).copied();
+        let b = bound(sev, window, cov, first_mass, ctx.policy);
         total = Some(total.unwrap_or(0.0) + b.interval.est);
     }
     total

@@ -37,13 +37,17 @@ pub struct RoleDecision {
     pub source: RoleSource,
 }
 
-/// A role named by one label value, if any.
-fn role_from_labels(labels: &Labels) -> Option<Role> {
+/// A role named by one label value, if any. Dynamo names its aggregated worker and the
+/// decode worker of a P/D deployment alike (`backend`): it is decode only when the run also
+/// has a `prefill` component (`disaggregated_run`).
+fn role_from_labels(labels: &Labels, disaggregated_run: bool) -> Option<Role> {
     let get = |k: &str| labels.get(k).map(|v| v.to_ascii_lowercase());
     if let Some(c) = get("dynamo_component").or_else(|| get("component")) {
         match c.as_str() {
             "prefill" | "prefill_worker" => return Some(Role::Prefill),
-            "backend" | "decode" | "decode_worker" => return Some(Role::Decode),
+            "backend" if disaggregated_run => return Some(Role::Decode),
+            "backend" => return Some(Role::Unified),
+            "decode" | "decode_worker" => return Some(Role::Decode),
             "frontend" | "router" => return Some(Role::Frontend),
             _ => {}
         }
@@ -101,6 +105,13 @@ pub fn assign(
             && l.endpoint_roles.is_empty())
     });
     let engine_endpoints = endpoints.values().filter(|e| e.has_engine).count();
+    let disaggregated_run = launch.and_then(|l| l.disaggregated).unwrap_or_else(|| {
+        endpoints.values().flat_map(|e| &e.label_sets).any(|l| {
+            l.get("dynamo_component")
+                .or_else(|| l.get("component"))
+                .is_some_and(|c| c.eq_ignore_ascii_case("prefill"))
+        })
+    });
     let mut out = BTreeMap::new();
     for (url, facts) in endpoints {
         let hp = host_port(url);
@@ -108,7 +119,7 @@ pub fn assign(
         let mut labelled: BTreeSet<Role> = facts
             .label_sets
             .iter()
-            .filter_map(role_from_labels)
+            .filter_map(|l| role_from_labels(l, disaggregated_run))
             .collect();
         if let Some(r) = role_from_path(url) {
             labelled.insert(r);
@@ -132,7 +143,10 @@ pub fn assign(
                 source: RoleSource::Unresolved,
             }
         } else if let Some(r) = from_launch.first() {
-            if labelled.iter().any(|l| l != r && *l != Role::Frontend) {
+            // A frontend (or an excluded endpoint) may re-export its workers' series with their
+            // role labels: the launch facts decide.
+            let relabels = matches!(r, Role::Frontend | Role::Excluded);
+            if !relabels && labelled.iter().any(|l| l != r && *l != Role::Frontend) {
                 reasons.push(
                     Reason::new(
                         ReasonCode::RoleConflict,

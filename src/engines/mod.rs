@@ -82,6 +82,19 @@ impl TierContext {
         matches!(self.offloading.as_deref(), Some(o) if o != "none")
     }
 
+    /// Offloading targets host memory (`cpu`, `dram`): a CPU-tier hit counter is expected.
+    pub fn expects_cpu_tier(&self) -> bool {
+        matches!(self.offloading.as_deref(), Some("cpu" | "dram"))
+    }
+
+    /// Offloading targets storage or a remote pool: an external-tier hit counter is expected.
+    pub fn expects_external_tier(&self) -> bool {
+        matches!(
+            self.offloading.as_deref(),
+            Some("ssd" | "disk" | "storage" | "remote")
+        )
+    }
+
     /// The offload target is a local host-memory tier (LMCache local CPU, native CPU offload).
     pub fn local_cpu_tier(&self) -> Option<bool> {
         let backend = self.backend.as_deref()?;
@@ -118,6 +131,8 @@ pub struct Assessment {
     pub tier_aliases: Vec<(Counter, Counter)>,
     /// Ratio gauges present (telemetry only).
     pub ratio_gauges: Vec<String>,
+    /// Counters whose series the engine creates on first increment: absent means exactly 0.
+    pub zero_when_absent: Vec<Counter>,
 }
 
 /// The mapping of one engine.

@@ -117,17 +117,12 @@ impl Adapter for Sglang {
             );
         }
         if !present.contains(CACHED) {
-            // Zero-hit runs create no series at all; only a missing prompt counter is fatal,
-            // but without either family nothing shows the build counts hits.
-            a.reasons.push(
-                Reason::new(
-                    ReasonCode::HitCounterMissing,
-                    "no sglang:cached_tokens series (the build may not count hits, or no request hit the cache)",
-                )
-                .at(endpoint)
-                .metric(CACHED),
-            );
+            // The tokenizer creates a `cached_tokens` series on the first request with a hit:
+            // with the prompt counter present, no series means no hit yet.
+            a.zero_when_absent.push(Counter::HitGpu);
         } else if present.contains(MARK_TIERS) {
+            // Zero-valued sources are never created: a missing `host` or `storage` series
+            // is zero hits from that tier.
             a.cpu_measured = true;
         } else if !tiers.offload_off() {
             a.tier_aliases.push((Counter::HitGpu, Counter::HitCpu));

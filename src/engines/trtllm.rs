@@ -20,6 +20,20 @@ pub const HIT_RATE_GAUGE: &str = "trtllm_kv_cache_hit_rate";
 /// Marker the caller adds to `present` when `trtllm_prompt_cached_tokens` exists as a counter
 /// (the histogram of the same key does not count).
 pub const MARK_CACHED_COUNTER: &str = "trtllm_prompt_cached_tokens#counter";
+/// Marker: `trtllm_prompt_cache_hit_tokens` has a host (CPU) tier series.
+pub const MARK_HOST_TIER: &str = "trtllm_prompt_cache_hit_tokens#host";
+/// Marker: `trtllm_prompt_cache_hit_tokens` has a disk/remote tier series.
+pub const MARK_EXTERNAL_TIER: &str = "trtllm_prompt_cache_hit_tokens#external";
+/// Marker: a per-request cached-tokens histogram exists (observed for every request, 0
+/// included), so the build counts cached tokens even before the counter's first increment.
+pub const MARK_CACHED_HISTOGRAM: &str = "trtllm_prompt_cached_tokens#histogram";
+/// The per-request histogram of cached tokens (current name).
+pub const CACHED_PER_REQUEST: &str = "trtllm_prompt_cached_tokens_per_request";
+
+/// The tier a `cache_tier` label value names.
+pub fn tier_counter(tier: &str) -> Option<Counter> {
+    tier_of(tier)
+}
 
 pub struct Trtllm;
 
@@ -103,7 +117,9 @@ impl Adapter for Trtllm {
                     .metric(PROMPT),
                 );
             }
-            if !has_hits {
+            if !has_hits && present.contains(MARK_CACHED_HISTOGRAM) {
+                a.zero_when_absent.push(Counter::HitGpu);
+            } else if !has_hits {
                 a.reasons.push(
                     Reason::new(
                         ReasonCode::HitCounterMissing,
@@ -114,8 +130,19 @@ impl Adapter for Trtllm {
                 );
             }
         }
-        if present.contains(BY_TIER) {
+        let missing_tier = (tiers.expects_cpu_tier() && !present.contains(MARK_HOST_TIER))
+            || (tiers.expects_external_tier() && !present.contains(MARK_EXTERNAL_TIER));
+        if present.contains(BY_TIER) && !missing_tier {
             a.cpu_measured = true;
+        } else if present.contains(BY_TIER) {
+            a.reasons.push(
+                Reason::new(
+                    ReasonCode::CpuTierUncounted,
+                    "offloading is on but trtllm_prompt_cache_hit_tokens has no series for the offload tier: those hits are not counted",
+                )
+                .at(endpoint)
+                .metric(BY_TIER),
+            );
         } else if tiers.offload_on() {
             a.reasons.push(
                 Reason::new(

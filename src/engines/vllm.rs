@@ -17,6 +17,8 @@ pub const QUERIES: &str = "vllm:prefix_cache_queries";
 pub const HITS: &str = "vllm:prefix_cache_hits";
 /// Exists only between the by-source counter's arrival and the fix of its off-by-one.
 pub const RECOMPUTED: &str = "vllm:prompt_tokens_recomputed";
+/// Marker the caller adds to `present` when a `source="external_kv_transfer"` series exists.
+pub const MARK_EXTERNAL_SOURCE: &str = "vllm:prompt_tokens_by_source#external_kv_transfer";
 
 pub struct Vllm;
 
@@ -71,7 +73,18 @@ impl Adapter for Vllm {
     ) -> Assessment {
         let mut a = Assessment::default();
         if present.contains(BY_SOURCE) {
-            if tiers.local_cpu_tier() == Some(true) {
+            // vLLM creates every source's series up front: with offloading on, a missing
+            // `external_kv_transfer` series means offloaded hits are counted nowhere.
+            if tiers.offload_on() && !present.contains(MARK_EXTERNAL_SOURCE) {
+                a.reasons.push(
+                    Reason::new(
+                        ReasonCode::CpuTierUncounted,
+                        "offloading is on but prompt_tokens_by_source has no external_kv_transfer series",
+                    )
+                    .at(endpoint)
+                    .metric(BY_SOURCE),
+                );
+            } else if tiers.local_cpu_tier() == Some(true) {
                 a.cpu_measured = true;
             } else if tiers.backend.is_none() && !tiers.offload_off() {
                 a.reasons.push(

@@ -220,6 +220,11 @@ impl SynthSpec {
         }
         if s.has(Fault::CpuCounterAbsent) {
             s.tier_cpu = true;
+            // vLLM reports every connector's hits as one `external_kv_transfer` source: the
+            // fault drops that series, so no external tier can be reported beside it.
+            if matches!(s.engine, Engine::Vllm | Engine::Dynamo) {
+                s.tier_external = false;
+            }
         }
         if s.has(Fault::StraddleNoProof) {
             s.schema = Schema::V1_0;

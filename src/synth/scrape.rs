@@ -297,6 +297,8 @@ pub struct Walker<'p> {
     pub scheds: Vec<Sched>,
     pub state: Vec<Vec<PoolState>>,
     reset: Option<(usize, u64)>,
+    /// When each endpoint's process restarted (after an injected reset).
+    restarted_at: Vec<Option<u64>>,
     probes: Vec<(u64, bool)>,
     next_probe: usize,
     records: bool,
@@ -338,6 +340,7 @@ impl<'p> Walker<'p> {
             scheds,
             state,
             reset,
+            restarted_at: vec![None; plan.endpoints.len()],
             probes,
             next_probe: 0,
             records,
@@ -382,6 +385,7 @@ impl<'p> Walker<'p> {
                         ps.off = ps.cum;
                         ps.hist_off = ps.hists.clone();
                     }
+                    self.restarted_at[ep] = Some(rt);
                     self.reset = None;
                     continue;
                 }
@@ -502,6 +506,10 @@ impl<'p> Walker<'p> {
                 (used.min(cap * n) / self.plan.block_size.max(1) as f64).ceil()
             }
             Src::Const(c) => c,
+            Src::ProcessStart(start) => match self.restarted_at[s.state_ep] {
+                Some(rt) => (rt / 1_000_000) as f64 / 1000.0,
+                None => start,
+            },
             Src::HitRatioCum(m) => {
                 let mut c = Cum::default();
                 for p in &pools {

@@ -212,7 +212,26 @@ fn bounds(plan: &Plan, p1: &Pass1, ep: usize, source_raw: bool) -> Option<(f64, 
     let e = &p1.edges[ep];
     let t = &plan.times;
     if source_raw {
-        let (a, b, c, d) = (e.le_p0?, e.ge_p0?, e.le_p1?, e.ge_p1?);
+        // Raw evidence is what the JSONL holds (duplicate scrapes are not written), over the
+        // window an accountant can know: the phase range (1.1), else the profiling records.
+        let (ws, we) = if plan.spec.schema == Schema::V1_1 {
+            (t.p0, t.p1)
+        } else {
+            (p1.prof.min_start, p1.prof.max_end)
+        };
+        let r = &e.recorded;
+        let a = r
+            .iter()
+            .rev()
+            .find(|v| v.0 <= ws)
+            .copied()
+            .unwrap_or((0, 0, 0));
+        let b = *r.iter().find(|v| v.0 >= ws)?;
+        let c = *r.iter().rev().find(|v| v.0 <= we)?;
+        let d = *r.iter().find(|v| v.0 >= we)?;
+        if c.0 < b.0 {
+            return Some((0.0, (d.1 - a.1) as f64, 0.0, (d.2 - a.2) as f64));
+        }
         return Some((
             (c.1 - b.1) as f64,
             (d.1 - a.1) as f64,
@@ -373,6 +392,9 @@ pub fn write_truth(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<((String,
     }
     let legacy_missing =
         s.variant_legacy && matches!(s.engine, Engine::Vllm | Engine::Dynamo | Engine::Trtllm);
+    // Legacy vLLM (no by-source counter) and TensorRT-LLM (no token counters) export no
+    // counter the contract prices: a fault on their counters changes no priced rate.
+    let no_priced = legacy_missing;
     if legacy_missing {
         fails.push(if s.engine == Engine::Trtllm {
             ReasonCode::TokenCountersAbsent
@@ -443,8 +465,22 @@ pub fn write_truth(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<((String,
                 }
                 (v, vec![])
             }
+            Fault::CounterReset | Fault::AliasCollision | Fault::TpDisagree if no_priced => {
+                (vec![], vec![])
+            }
             Fault::CounterReset => (vec![ReasonCode::CounterReset], vec![]),
             Fault::AliasCollision => (vec![ReasonCode::AliasCollision], vec![]),
+            // Without the offload counter (ATOM) or a tier label (legacy SGLang) the export
+            // looks like a build that folds CPU hits into the GPU counter: the contract keeps
+            // the overall rate and reports the split as not separable.
+            Fault::CpuCounterAbsent
+                if s.engine == Engine::Atom || (s.engine == Engine::Sglang && s.variant_legacy) =>
+            {
+                (vec![], vec![ReasonCode::TiersNotSeparable])
+            }
+            // SGLang creates a `cache_source` series on its first hit: a missing `host` series
+            // reads as zero host hits (research/engine-metrics.md 2.1), so this is undetectable.
+            Fault::CpuCounterAbsent if s.engine == Engine::Sglang => (vec![], vec![]),
             Fault::CpuCounterAbsent => (vec![ReasonCode::CpuTierUncounted], vec![]),
             Fault::DecodeRecount => (vec![], vec![ReasonCode::DecodeExcluded]),
             Fault::WorkerMissing => (vec![ReasonCode::WorkerMissing], vec![]),

@@ -59,6 +59,8 @@ pub struct Edges {
     pub le_p1: Option<(u64, u64, u64)>,
     pub ge_p1: Option<(u64, u64, u64)>,
     pub ring: VecDeque<(u64, u64, u64)>,
+    /// Every scrape written to the JSONL (what an accountant sees as raw evidence).
+    pub recorded: Vec<(u64, u64, u64)>,
 }
 
 pub struct Pass1 {
@@ -290,6 +292,9 @@ pub fn pass1(
                     let c = w.exported(ep, None, pm);
                     let v = (ts, c.prompt, c.hits());
                     let e = &mut edges[ep];
+                    if !dup || forced {
+                        e.recorded.push(v);
+                    }
                     if ts <= t.p0 {
                         e.le_p0 = Some(v);
                     }

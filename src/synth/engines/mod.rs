@@ -134,6 +134,8 @@ pub enum Src {
     KvUsage,
     KvUsedBlocks,
     Const(f64),
+    /// `process_start_time_seconds`: the given start, or the restart time after a reset.
+    ProcessStart(f64),
     /// Cumulative hits / prompt at a moment (0 before any request).
     HitRatioCum(Moment),
     /// The last request's hit ratio (SGLang's and TRT-LLM's per-batch gauges).
@@ -372,6 +374,17 @@ pub fn build(plan: &Plan) -> (Vec<FamilyDef>, Vec<SeriesDef>) {
             }
             continue;
         }
+        // Every Python engine's registry carries the process collector; a restart shows as a
+        // new start time (the evidence of a reset that the counters may hide).
+        let start_s = (plan.times.w0 / 1_000_000_000) as f64 - 600.0 - ep as f64;
+        b.gauge(
+            "process_start_time_seconds",
+            "Start time of the process since unix epoch in seconds.",
+            ep,
+            None,
+            Vec::new(),
+            Src::ProcessStart(start_s),
+        );
         match plan.spec.engine {
             Engine::Vllm => vllm::endpoint(&mut b, ep, &[]),
             Engine::Dynamo => dynamo::worker(&mut b, ep),

@@ -175,16 +175,19 @@ pub fn endpoint(b: &mut Builder, ep: usize, extra: &[(String, String)]) {
             } else {
                 Field::CpuExt
             };
-            // All three sources are created up front (zero when unused).
-            b.ctr(
-                "vllm:prompt_tokens_by_source",
-                d,
-                ep,
-                p,
-                base(&[l("source", "external_kv_transfer")]),
-                Ftk,
-                ext_field,
-            );
+            // All three sources are created up front (zero when unused). A build whose
+            // connector reports nothing into the by-source counter lacks the third series.
+            if !cpu_absent {
+                b.ctr(
+                    "vllm:prompt_tokens_by_source",
+                    d,
+                    ep,
+                    p,
+                    base(&[l("source", "external_kv_transfer")]),
+                    Ftk,
+                    ext_field,
+                );
+            }
             b.ctr(
                 "vllm:prompt_tokens_cached",
                 "Number of cached prompt tokens (local + external).",
