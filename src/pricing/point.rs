@@ -546,3 +546,70 @@ impl PointInput {
         }
     }
 }
+
+/// The fields of an accounting result (`kvledger account --json`, `accountRun`) that pricing
+/// reads. Deserialised from the result's own JSON shape, so the dashboard can hand a stored
+/// result over unchanged; everything else in it is ignored.
+#[derive(Debug, Clone, Deserialize)]
+pub struct AccountingView {
+    pub cache_validity: ValidityView,
+    #[serde(default)]
+    pub rates: TierRates,
+    #[serde(default)]
+    pub theoretical_hit_rate: Option<f64>,
+    #[serde(default)]
+    pub tokens: Option<AccountingTokens>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ValidityView {
+    pub status: Status,
+    pub pricing_eligible: bool,
+    #[serde(default)]
+    pub reasons: Vec<ReasonView>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ReasonView {
+    pub code: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct AccountingTokens {
+    #[serde(default)]
+    pub prompt_total: Option<f64>,
+    #[serde(default)]
+    pub generation_total: Option<f64>,
+    #[serde(default)]
+    pub source: Option<TokenSource>,
+}
+
+impl From<AccountingView> for CacheObservation {
+    fn from(a: AccountingView) -> Self {
+        CacheObservation {
+            status: Some(a.cache_validity.status),
+            pricing_eligible: Some(a.cache_validity.pricing_eligible),
+            reasons: a
+                .cache_validity
+                .reasons
+                .into_iter()
+                .map(|r| r.code)
+                .collect(),
+            rates: Some(a.rates),
+            theoretical_hit_rate: a.theoretical_hit_rate,
+            tokens: a.tokens.map(|t| TokenTotals {
+                prompt: t.prompt_total,
+                generation: t.generation_total,
+                source: t.source,
+            }),
+        }
+    }
+}
+
+impl CacheObservation {
+    /// What pricing reads of an accounting result.
+    pub fn from_accounting(a: &crate::account::Accounting) -> Result<Self, serde_json::Error> {
+        let view: AccountingView = serde_json::from_value(serde_json::to_value(a)?)?;
+        Ok(view.into())
+    }
+}

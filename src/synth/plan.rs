@@ -149,10 +149,13 @@ impl Plan {
         plan
     }
 
+    /// The run's wall-clock origin (epoch ns), a function of the seed.
+    pub fn epoch_base(seed: u64) -> u64 {
+        1_781_000_000 * SEC + (hash(&[seed, 3]) % 1_000_000) * SEC + hash(&[seed, 4]) % SEC
+    }
+
     fn compute_times(&mut self) {
-        let base = 1_781_000_000 * SEC
-            + (hash(&[self.spec.seed, 3]) % 1_000_000) * SEC
-            + hash(&[self.spec.seed, 4]) % SEC;
+        let base = Plan::epoch_base(self.spec.seed);
         self.times.w0 = base;
         self.times.bg_end = 0;
         let n = self.spec.concurrency;

@@ -4,7 +4,7 @@
 
 use super::{options_error, output_error};
 use crate::pricing::frontier::{FrontierInterpolation, FrontierMode, FrontierPricing};
-use crate::pricing::point::{BenchmarkRow, PointFacts, PointInput};
+use crate::pricing::point::{BenchmarkRow, CacheObservation, PointFacts, PointInput};
 use crate::pricing::rate_card::{CardChoice, RateCard};
 use crate::pricing::revenue::{self, MoneyMetrics, PowerCost, ProfitEstimate, ProfitInput};
 use crate::pricing::trend::TrendPoint;
@@ -277,4 +277,15 @@ pub fn split_token_streams_js(
 ) -> Vec<f64> {
     let (i, o) = revenue::split_token_streams(total, share, hit_rate, ratio);
     vec![i, o]
+}
+
+/// What pricing reads of an `accountRun` result (the verdict, tier rates, theoretical rate
+/// and token totals), for `pricePoint({ observed: { cache } })`.
+#[wasm_bindgen(js_name = cacheObservation)]
+pub fn cache_observation_js(
+    #[wasm_bindgen(unchecked_param_type = "Accounting")] accounting: JsValue,
+) -> Result<Ts<CacheObservation>, JsValue> {
+    let view: crate::pricing::point::AccountingView = serde_wasm_bindgen::from_value(accounting)
+        .map_err(|e| options_error(format!("not an accounting result: {e}")))?;
+    CacheObservation::from(view).into_ts().map_err(output_error)
 }

@@ -376,7 +376,9 @@ pub fn build(plan: &Plan) -> (Vec<FamilyDef>, Vec<SeriesDef>) {
         }
         // Every Python engine's registry carries the process collector; a restart shows as a
         // new start time (the evidence of a reset that the counters may hide).
-        let start_s = (plan.times.w0 / 1_000_000_000) as f64 - 600.0 - ep as f64;
+        let start_s = (crate::synth::plan::Plan::epoch_base(plan.spec.seed) / 1_000_000_000) as f64
+            - 600.0
+            - ep as f64;
         b.gauge(
             "process_start_time_seconds",
             "Start time of the process since unix epoch in seconds.",
