@@ -10,7 +10,7 @@
 
 use super::{Adapter, Assessment, Counter, Engine, FamilyView, TierContext};
 use crate::account::verdict::{Reason, ReasonCode};
-use crate::model::{Labels, MetricType};
+use crate::model::Labels;
 use std::collections::BTreeSet;
 
 pub const FULL: &str = "atom:prefix_cache_full_tokens";
@@ -33,10 +33,7 @@ impl Adapter for Atom {
         _present: &BTreeSet<String>,
         _tiers: &TierContext,
     ) -> Vec<Counter> {
-        if matches!(
-            family.metric_type,
-            Some(MetricType::Histogram | MetricType::Gauge)
-        ) {
+        if !family.is_counter_like() {
             return Vec::new();
         }
         match family.key {

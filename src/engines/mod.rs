@@ -120,6 +120,17 @@ pub struct FamilyView<'a> {
     pub metric_type: Option<MetricType>,
 }
 
+impl FamilyView<'_> {
+    /// A counter, or an untyped family (JSONL scrapes carry no types): not a gauge or a
+    /// histogram that shares the name.
+    pub fn is_counter_like(&self) -> bool {
+        !matches!(
+            self.metric_type,
+            Some(MetricType::Histogram | MetricType::Gauge)
+        )
+    }
+}
+
 /// What an adapter concludes about an endpoint's export as a whole.
 #[derive(Debug, Clone, Default)]
 pub struct Assessment {

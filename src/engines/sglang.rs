@@ -8,7 +8,7 @@
 
 use super::{Adapter, Assessment, Counter, Engine, FamilyView, TierContext};
 use crate::account::verdict::{Reason, ReasonCode};
-use crate::model::{Labels, MetricType};
+use crate::model::Labels;
 use std::collections::BTreeSet;
 
 pub const PROMPT: &str = "sglang:prompt_tokens";
@@ -76,10 +76,7 @@ impl Adapter for Sglang {
         present: &BTreeSet<String>,
         _tiers: &TierContext,
     ) -> Vec<Counter> {
-        if matches!(
-            family.metric_type,
-            Some(MetricType::Histogram | MetricType::Gauge)
-        ) {
+        if !family.is_counter_like() {
             return Vec::new();
         }
         match family.key {

@@ -9,7 +9,7 @@
 
 use super::{label_is, Adapter, Assessment, Counter, Engine, FamilyView, TierContext};
 use crate::account::verdict::{Reason, ReasonCode};
-use crate::model::{Labels, MetricType};
+use crate::model::Labels;
 use std::collections::BTreeSet;
 
 pub const BY_SOURCE: &str = "vllm:prompt_tokens_by_source";
@@ -21,13 +21,6 @@ pub const RECOMPUTED: &str = "vllm:prompt_tokens_recomputed";
 pub const MARK_EXTERNAL_SOURCE: &str = "vllm:prompt_tokens_by_source#external_kv_transfer";
 
 pub struct Vllm;
-
-fn is_counter(f: &FamilyView<'_>) -> bool {
-    matches!(
-        f.metric_type,
-        None | Some(MetricType::Counter) | Some(MetricType::Unknown)
-    )
-}
 
 impl Adapter for Vllm {
     fn engine(&self) -> Engine {
@@ -41,7 +34,7 @@ impl Adapter for Vllm {
         present: &BTreeSet<String>,
         tiers: &TierContext,
     ) -> Vec<Counter> {
-        if !is_counter(family) {
+        if !family.is_counter_like() {
             return Vec::new();
         }
         let has_by_source = present.contains(BY_SOURCE);

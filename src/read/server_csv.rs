@@ -49,13 +49,14 @@ use crate::read::FamilyFilter;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::BufRead;
 
-const GAUGE_STATS: [&str; 13] = [
+/// The stat columns of each CSV section, in AIPerf's order (the generator writes the same).
+pub const GAUGE_STATS: [&str; 13] = [
     "avg", "min", "max", "std", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99",
 ];
-const COUNTER_STATS: [&str; 6] = [
+pub const COUNTER_STATS: [&str; 6] = [
     "total", "rate", "rate_avg", "rate_min", "rate_max", "rate_std",
 ];
-const HISTOGRAM_STATS: [&str; 14] = [
+pub const HISTOGRAM_STATS: [&str; 14] = [
     "count",
     "count_rate",
     "sum",

@@ -95,42 +95,14 @@ pub struct CaptureInput {
 
 /// Options of `accountRun`: those of `inspectRun` plus the accounting policy.
 #[derive(Tsify, Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct AccountOptions {
-    #[tsify(optional)]
-    #[serde(default)]
-    pub families: Option<Vec<String>>,
-    #[tsify(optional)]
-    #[serde(default)]
-    pub family_prefixes: Option<Vec<String>>,
-    #[tsify(optional, type = "Record<string, CaptureInput>")]
-    #[serde(default)]
-    pub captures: Option<BTreeMap<String, CaptureInput>>,
-    #[tsify(optional)]
-    #[serde(default)]
-    pub launch_json: Option<String>,
-    #[tsify(optional, type = "Record<string, string>")]
-    #[serde(default)]
-    pub launch_env: Option<BTreeMap<String, String>>,
+    #[serde(flatten)]
+    pub run: InspectOptions,
     /// Tolerances (CONTRACT section 10); absent fields take their defaults.
     #[tsify(optional)]
     #[serde(default)]
     pub policy: Option<Policy>,
-}
-
-impl AccountOptions {
-    fn split(self) -> (InspectOptions, Option<Policy>) {
-        (
-            InspectOptions {
-                families: self.families,
-                family_prefixes: self.family_prefixes,
-                captures: self.captures,
-                launch_json: self.launch_json,
-                launch_env: self.launch_env,
-            },
-            self.policy,
-        )
-    }
 }
 
 /// Options of `inspectRun`. Every field is optional.
@@ -359,8 +331,8 @@ pub fn account_run_js(
         }
         None => AccountOptions::default(),
     };
-    let (inspect_opts, policy) = opts.split();
-    let policy = policy.unwrap_or_default();
+    let policy = opts.policy.unwrap_or_default();
+    let inspect_opts = opts.run;
     policy
         .validate("options.policy")
         .map_err(|e| options_error(e.message))?;

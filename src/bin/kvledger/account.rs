@@ -1,6 +1,6 @@
 //! `kvledger account`: the contract result of each run (verdict, rates with bounds, counters).
 
-use crate::run_args::{parse_args, read_runs};
+use crate::run_args::{emit, parse_args, read_runs};
 use crate::Failure;
 use kvledger::account::output::{Bounds, Counters};
 use kvledger::account::rates::Rate;
@@ -140,23 +140,5 @@ pub fn main(argv: impl Iterator<Item = String>) -> Result<(), Failure> {
         .into_iter()
         .map(|(label, run)| (label, account_run(&run, &policy)))
         .collect();
-    if args.json {
-        let text = if results.len() == 1 {
-            serde_json::to_string_pretty(&results[0].1)
-        } else {
-            serde_json::to_string_pretty(&results.iter().map(|(_, r)| r).collect::<Vec<_>>())
-        };
-        match text {
-            Ok(t) => println!("{t}"),
-            Err(e) => return Err(Failure::Usage(format!("cannot serialise: {e}"))),
-        }
-    } else {
-        for (i, (label, a)) in results.iter().enumerate() {
-            if i > 0 {
-                println!();
-            }
-            print_table(label, a);
-        }
-    }
-    Ok(())
+    emit(&results, args.json, print_table)
 }

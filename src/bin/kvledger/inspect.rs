@@ -1,6 +1,6 @@
 //! `kvledger inspect`: what a run's artifacts contain.
 
-use crate::run_args::{parse_args, read_runs, Args};
+use crate::run_args::{emit, parse_args, read_runs, Args};
 use crate::Failure;
 use kvledger::inspect::{inspect_run, RunInspection};
 
@@ -128,23 +128,5 @@ pub fn print_table(label: &str, r: &RunInspection) {
 pub fn main(argv: impl Iterator<Item = String>) -> Result<(), Failure> {
     let args = parse_args(argv, false)?;
     let results = inspect(&args)?;
-    if args.json {
-        let text = if results.len() == 1 {
-            serde_json::to_string_pretty(&results[0].1)
-        } else {
-            serde_json::to_string_pretty(&results.iter().map(|(_, r)| r).collect::<Vec<_>>())
-        };
-        match text {
-            Ok(t) => println!("{t}"),
-            Err(e) => return Err(Failure::Usage(format!("cannot serialise: {e}"))),
-        }
-    } else {
-        for (i, (label, r)) in results.iter().enumerate() {
-            if i > 0 {
-                println!();
-            }
-            print_table(label, r);
-        }
-    }
-    Ok(())
+    emit(&results, args.json, print_table)
 }

@@ -160,3 +160,28 @@ pub fn read_runs(args: &Args) -> Result<Vec<(String, Run)>, Failure> {
     }
     Ok(out)
 }
+
+/// Print one result per run: pretty JSON (an object for one run, an array for several) or the
+/// command's readable table.
+pub fn emit<T: serde::Serialize>(
+    results: &[(String, T)],
+    json: bool,
+    table: fn(&str, &T),
+) -> Result<(), Failure> {
+    if json {
+        let text = match results {
+            [(_, one)] => serde_json::to_string_pretty(one),
+            _ => serde_json::to_string_pretty(&results.iter().map(|(_, r)| r).collect::<Vec<_>>()),
+        };
+        let text = text.map_err(|e| Failure::Usage(format!("cannot serialise: {e}")))?;
+        println!("{text}");
+    } else {
+        for (i, (label, r)) in results.iter().enumerate() {
+            if i > 0 {
+                println!();
+            }
+            table(label, r);
+        }
+    }
+    Ok(())
+}

@@ -11,28 +11,9 @@ use crate::synth::fmt::csv_cell;
 use crate::synth::plan::Plan;
 use std::io::{self, Write};
 
-const GAUGE: [&str; 13] = [
-    "avg", "min", "max", "std", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99",
-];
-const COUNTER: [&str; 6] = [
-    "total", "rate", "rate_avg", "rate_min", "rate_max", "rate_std",
-];
-const HIST: [&str; 14] = [
-    "count",
-    "count_rate",
-    "sum",
-    "sum_rate",
-    "avg",
-    "p1_estimate",
-    "p5_estimate",
-    "p10_estimate",
-    "p25_estimate",
-    "p50_estimate",
-    "p75_estimate",
-    "p90_estimate",
-    "p95_estimate",
-    "p99_estimate",
-];
+use crate::read::server_csv::{
+    COUNTER_STATS as COUNTER, GAUGE_STATS as GAUGE, HISTOGRAM_STATS as HIST,
+};
 
 fn row(out: &mut Out, cells: &[String]) -> io::Result<()> {
     let line: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
