@@ -1200,3 +1200,57 @@ fn legacy(
         cache_validity_status: status,
     }
 }
+
+/// Every metric family the accounting reads (canonical counters, diagnostics, telemetry,
+/// restart evidence, plus each engine's running-requests gauge so an endpoint's engine is
+/// still detected). Readers given this filter skip everything else without building it, so
+/// accounting a multi-GB export keeps only what it needs in memory.
+pub fn families_read() -> crate::read::FamilyFilter {
+    use crate::engines::{atom, sglang, trtllm, vllm};
+    let mut names: Vec<&str> = vec![
+        evidence::PROCESS_START,
+        vllm::BY_SOURCE,
+        vllm::QUERIES,
+        vllm::HITS,
+        vllm::RECOMPUTED,
+        "vllm:num_requests_running",
+        "vllm:cache_config_info",
+        "vllm:gpu_prefix_cache_hit_rate",
+        "vllm:cpu_prefix_cache_hit_rate",
+        sglang::PROMPT,
+        sglang::CACHED,
+        "sglang:num_running_reqs",
+        "sglang:max_total_num_tokens",
+        "sglang:cache_hit_rate",
+        trtllm::PROMPT,
+        trtllm::CACHED,
+        trtllm::BY_TIER,
+        trtllm::CACHED_PER_REQUEST,
+        trtllm::HIT_RATE_GAUGE,
+        "trtllm_num_requests_running",
+        "trtllm_kv_cache_max_blocks",
+        "trtllm_kv_cache_tokens_per_block",
+        "trtllm_kv_cache_config_info",
+        atom::FULL,
+        atom::CACHED,
+        atom::OFFLOAD,
+        atom::REQUESTS,
+        atom::HIT_RATIO,
+        "atom:requests_running",
+        dynamo::FRONTEND_ISL,
+        dynamo::FRONTEND_OSL,
+        dynamo::FRONTEND_OUTPUT_TOKENS,
+        dynamo::FRONTEND_CACHED,
+        dynamo::FRONTEND_REQUESTS,
+    ];
+    names.extend(dynamo::RATIO_GAUGES);
+    for e in [Engine::Vllm, Engine::Sglang, Engine::Trtllm, Engine::Atom] {
+        names.push(diagnostics::prompt_family(e));
+        names.push(diagnostics::generation_family(e));
+        names.push(diagnostics::usage_family(e));
+        if let Some(fams) = diagnostics::offload_families(e) {
+            names.extend(fams.iter().copied().filter(|f| !f.is_empty()));
+        }
+    }
+    crate::read::FamilyFilter::only(names)
+}

@@ -211,10 +211,13 @@ fn check_option_keys(v: &JsValue, allowed: &[&str]) -> Result<(), JsValue> {
     Ok(())
 }
 
-fn run_options(opts: InspectOptions) -> Result<RunOptions, JsValue> {
+fn run_options(
+    opts: InspectOptions,
+    default_families: FamilyFilter,
+) -> Result<RunOptions, JsValue> {
     let mut families = match &opts.families {
         Some(names) => FamilyFilter::only(names),
-        None => FamilyFilter::all(),
+        None => default_families,
     };
     if let Some(prefixes) = &opts.family_prefixes {
         families = families.with_prefixes(prefixes);
@@ -301,7 +304,7 @@ pub fn inspect_run_js(
         }
         None => InspectOptions::default(),
     };
-    let options = run_options(opts)?;
+    let options = run_options(opts, FamilyFilter::all())?;
     let owned = owned_files(files)?;
     let inputs: Vec<InputFile<'_>> = owned
         .iter()
@@ -336,7 +339,7 @@ pub fn account_run_js(
     policy
         .validate("options.policy")
         .map_err(|e| options_error(e.message))?;
-    let options = run_options(inspect_opts)?;
+    let options = run_options(inspect_opts, crate::account::families_read())?;
     let owned = owned_files(files)?;
     let inputs: Vec<InputFile<'_>> = owned
         .iter()

@@ -136,7 +136,7 @@ pub fn main(argv: impl Iterator<Item = String>) -> Result<(), Failure> {
         }
         None => Policy::default(),
     };
-    let results: Vec<(String, Accounting)> = read_runs(&args)?
+    let results: Vec<(String, Accounting)> = read_runs(&args, kvledger::account::families_read())?
         .into_iter()
         .map(|(label, run)| (label, account_run(&run, &policy)))
         .collect();

@@ -5,7 +5,7 @@ use crate::Failure;
 use kvledger::inspect::{inspect_run, RunInspection};
 
 pub fn inspect(args: &Args) -> Result<Vec<(String, RunInspection)>, Failure> {
-    Ok(read_runs(args)?
+    Ok(read_runs(args, kvledger::read::FamilyFilter::all())?
         .into_iter()
         .map(|(label, run)| (label, inspect_run(&run)))
         .collect())

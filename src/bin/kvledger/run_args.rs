@@ -92,10 +92,11 @@ pub fn parse_args(
     Ok(args)
 }
 
-pub fn options(args: &Args) -> Result<RunOptions, Failure> {
+/// Run options; `default_families` is the filter used when the caller names none.
+pub fn options(args: &Args, default_families: FamilyFilter) -> Result<RunOptions, Failure> {
     let mut families = match &args.families {
         Some(names) => FamilyFilter::only(names),
-        None => FamilyFilter::all(),
+        None => default_families,
     };
     if !args.prefixes.is_empty() {
         families = families.with_prefixes(&args.prefixes);
@@ -148,8 +149,11 @@ pub fn file_label(path: &Path) -> String {
 }
 
 /// Read every run the arguments name, labelled for display.
-pub fn read_runs(args: &Args) -> Result<Vec<(String, Run)>, Failure> {
-    let opts = options(args)?;
+pub fn read_runs(
+    args: &Args,
+    default_families: FamilyFilter,
+) -> Result<Vec<(String, Run)>, Failure> {
+    let opts = options(args, default_families)?;
     let mut out = Vec::new();
     for (label, files) in runs(&args.paths)? {
         let inputs: Vec<InputFile<'_>> = files
