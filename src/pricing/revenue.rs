@@ -68,7 +68,7 @@ pub fn gpu_hours_per_year(unit_kw: f64, kw_per_gpu: f64) -> Option<f64> {
 }
 
 /// Money metrics of one priced point. Every field is absent when the point is not priced
-/// (the dashboard deletes sale-priced fields rather than showing placeholders); yearly
+/// (the dashboard deletes sale-priced fields rather than showing stand-in values); yearly
 /// metrics need power, profit needs the TCO.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]

@@ -135,10 +135,9 @@ pub fn main(argv: impl Iterator<Item = String>) -> Result<(), Failure> {
             not_priced: outcomes.len() - priced,
             outcomes: &outcomes,
         };
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("report serialises")
-        );
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| Failure::Usage(format!("cannot serialise: {e}")))?;
+        println!("{text}");
         return Ok(());
     }
     let p = card.prices();
