@@ -182,7 +182,10 @@ fn contains(lo: f64, hi: Option<f64>, v: f64) -> bool {
 }
 
 fn check_one(i: u64, rng: &mut Rng, tmp: &Path) -> Result<(), String> {
-    let spec = spec(i, rng);
+    check_spec(i, spec(i, rng), tmp)
+}
+
+fn check_spec(i: u64, spec: SynthSpec, tmp: &Path) -> Result<(), String> {
     let dir = tmp.join(format!("run{i}"));
     let _ = std::fs::remove_dir_all(&dir);
     generate(&spec, &dir).map_err(|e| format!("generate: {e:?}"))?;
@@ -403,4 +406,51 @@ fn truth_property_part_2() {
 #[test]
 fn truth_property_part_3() {
     run_share(3, 4);
+}
+
+/// Every generator fault on every engine (aggregated and 1P2D, current variant, CPU tier on):
+/// the status and reason codes the contract requires, deterministically.
+#[test]
+fn every_fault_of_every_engine() {
+    let tmp = std::env::temp_dir().join(format!("kvledger-faults-{}", std::process::id()));
+    let mut failures = Vec::new();
+    let mut i = 0;
+    for engine in Engine::ALL {
+        for fault in Fault::ALL {
+            for topology in [
+                Topology {
+                    agg: 1,
+                    prefill: 0,
+                    decode: 0,
+                },
+                Topology {
+                    agg: 0,
+                    prefill: 1,
+                    decode: 2,
+                },
+            ] {
+                let spec = SynthSpec {
+                    engine,
+                    topology,
+                    tier_cpu: true,
+                    faults: vec![fault],
+                    seed: 1000 + i,
+                    duration_s: 12.0,
+                    concurrency: 4,
+                    ..SynthSpec::default()
+                };
+                if let Err(e) = check_spec(100_000 + i, spec, &tmp) {
+                    failures.push(e);
+                }
+                i += 1;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(
+        failures.is_empty(),
+        "{} of {i} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
