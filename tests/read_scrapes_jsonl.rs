@@ -340,3 +340,39 @@ fn truncation_sweep_never_panics() {
         let _ = read(&b);
     }
 }
+
+/// The pretty-printed real Dynamo frontend record, compacted to one JSONL line: legacy
+/// `histogram` buckets, the exact epoch-ns timestamp, and the frontend's families.
+#[test]
+fn real_dynamo_frontend_record() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/jsonl/legacy-2025-11-dynamo-frontend-real.record.json"),
+    )
+    .expect("fixture");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let line = serde_json::to_string(&value).expect("compact") + "\n";
+    let set = kvledger::read::scrape_jsonl::read_scrapes_jsonl(
+        "frontend.jsonl",
+        line.as_bytes(),
+        &kvledger::read::FamilyFilter::all(),
+    )
+    .expect("reads");
+    assert_eq!(set.scrapes.len(), 1);
+    let s = &set.scrapes[0];
+    assert_eq!(s.timestamp_ns, Some(1_763_591_215_220_757_503));
+    assert_eq!(s.endpoint_url, "http://localhost:8000/metrics");
+    assert!(s
+        .families
+        .iter()
+        .all(|f| f.name.starts_with("dynamo_frontend_")));
+    let ttft = s
+        .families
+        .iter()
+        .find(|f| f.name == "dynamo_frontend_time_to_first_token_seconds")
+        .expect("ttft");
+    assert!(matches!(
+        &ttft.samples[0].value,
+        kvledger::model::SampleValue::Histogram { buckets, .. } if !buckets.is_empty()
+    ));
+}

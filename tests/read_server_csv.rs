@@ -340,15 +340,20 @@ fn quoted_field_with_newline() {
 
 #[test]
 fn custom_harness_csv_rejected() {
-    let err = read(&fixture("tp4_bs64_offloadoff.metrics_server_metrics.csv")).unwrap_err();
-    assert_eq!(err.code, ErrorCode::CsvSyntax);
-    assert_eq!(err.position.line, Some(1));
-    assert!(
-        err.message.contains("not an AIPerf server-metrics CSV"),
-        "{}",
-        err.message
-    );
-    assert!(err.message.contains("timestamp_sec"), "{}", err.message);
+    for name in [
+        "tp4_bs64_offloadoff.metrics_server_metrics.csv",
+        "tp4_bs64_offloadon.metrics_server_metrics.csv",
+    ] {
+        let err = read(&fixture(name)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::CsvSyntax, "{name}");
+        assert_eq!(err.position.line, Some(1), "{name}");
+        assert!(
+            err.message.contains("not an AIPerf server-metrics CSV"),
+            "{}",
+            err.message
+        );
+        assert!(err.message.contains("timestamp_sec"), "{}", err.message);
+    }
 }
 
 fn err_of(csv: &str) -> ReadError {
