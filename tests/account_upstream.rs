@@ -22,21 +22,15 @@ fn launch_agg(extra: &str) -> String {
 /// queries were re-counted per admission attempt), so the status is COUNTERS_MISSING.
 #[test]
 fn vllm_hits_over_queries_is_telemetry_bug_3() {
-    let a = account(&[
-        (
-            "server_metrics_export.json",
-            export_json(
-                &[
-                    counter(AGG, "vllm:prefix_cache_hits", &[], 800.0),
-                    counter(AGG, "vllm:prefix_cache_queries", &[], 1000.0),
-                    counter(AGG, "vllm:prompt_tokens", &[], 12345.0),
-                    counter(AGG, "vllm:generation_tokens", &[], 6789.0),
-                ],
-                &[],
-            ),
-        ),
-        ("launch.json", launch_agg("")),
-    ]);
+    let a = account_export(
+        &[
+            counter(AGG, "vllm:prefix_cache_hits", &[], 800.0),
+            counter(AGG, "vllm:prefix_cache_queries", &[], 1000.0),
+            counter(AGG, "vllm:prompt_tokens", &[], 12345.0),
+            counter(AGG, "vllm:generation_tokens", &[], 6789.0),
+        ],
+        launch_agg(""),
+    );
     assert!(approx(a.rates.gpu.expect("gpu").value, 0.8));
     assert_eq!(a.cache_validity.status, Status::CountersMissing);
     assert!(codes(&a).contains(&"by_source_missing"));
@@ -48,41 +42,35 @@ fn vllm_hits_over_queries_is_telemetry_bug_3() {
 /// 8.1 #28 `aggregates_across_multiple_series`: 100 + 200 over 400 + 600 → 0.3 (pools add).
 #[test]
 fn series_of_distinct_pools_add() {
-    let a = account(&[
-        (
-            "server_metrics_export.json",
-            export_json(
-                &[
-                    counter(
-                        AGG,
-                        "vllm:prompt_tokens_by_source",
-                        &[("engine", "0"), ("source", "local_cache_hit")],
-                        100.0,
-                    ),
-                    counter(
-                        AGG,
-                        "vllm:prompt_tokens_by_source",
-                        &[("engine", "0"), ("source", "local_compute")],
-                        300.0,
-                    ),
-                    counter(
-                        AGG,
-                        "vllm:prompt_tokens_by_source",
-                        &[("engine", "1"), ("source", "local_cache_hit")],
-                        200.0,
-                    ),
-                    counter(
-                        AGG,
-                        "vllm:prompt_tokens_by_source",
-                        &[("engine", "1"), ("source", "local_compute")],
-                        400.0,
-                    ),
-                ],
-                &[],
+    let a = account_export(
+        &[
+            counter(
+                AGG,
+                "vllm:prompt_tokens_by_source",
+                &[("engine", "0"), ("source", "local_cache_hit")],
+                100.0,
             ),
-        ),
-        ("launch.json", launch_agg("")),
-    ]);
+            counter(
+                AGG,
+                "vllm:prompt_tokens_by_source",
+                &[("engine", "0"), ("source", "local_compute")],
+                300.0,
+            ),
+            counter(
+                AGG,
+                "vllm:prompt_tokens_by_source",
+                &[("engine", "1"), ("source", "local_cache_hit")],
+                200.0,
+            ),
+            counter(
+                AGG,
+                "vllm:prompt_tokens_by_source",
+                &[("engine", "1"), ("source", "local_compute")],
+                400.0,
+            ),
+        ],
+        launch_agg(""),
+    );
     assert!(approx(a.rates.gpu.expect("gpu").value, 0.3));
     assert!(approx(a.rates.overall.expect("overall").value, 0.3));
 }
@@ -135,38 +123,32 @@ fn warmup_metrics_never_enter_the_rate() {
 #[test]
 fn sglang_tiers() {
     let launch = r#"{"framework":"sglang","disaggregated":false,"agg_endpoints":["localhost:8000"],"kv_offloading":"cpu","kv_offload_backend":"hicache"}"#;
-    let a = account(&[
-        (
-            "server_metrics_export.json",
-            export_json(
-                &[
-                    counter(AGG, "sglang:prompt_tokens", &[], 1000.0),
-                    counter(AGG, "sglang:generation_tokens", &[], 200.0),
-                    counter(
-                        AGG,
-                        "sglang:cached_tokens",
-                        &[("cache_source", "device")],
-                        400.0,
-                    ),
-                    counter(
-                        AGG,
-                        "sglang:cached_tokens",
-                        &[("cache_source", "host")],
-                        100.0,
-                    ),
-                    gauge(AGG, "sglang:token_usage", &[], 0.75),
-                    counter(
-                        AGG,
-                        "sglang:realtime_tokens",
-                        &[("mode", "prefill_compute")],
-                        500.0,
-                    ),
-                ],
-                &[],
+    let a = account_export(
+        &[
+            counter(AGG, "sglang:prompt_tokens", &[], 1000.0),
+            counter(AGG, "sglang:generation_tokens", &[], 200.0),
+            counter(
+                AGG,
+                "sglang:cached_tokens",
+                &[("cache_source", "device")],
+                400.0,
             ),
-        ),
-        ("launch.json", launch.to_string()),
-    ]);
+            counter(
+                AGG,
+                "sglang:cached_tokens",
+                &[("cache_source", "host")],
+                100.0,
+            ),
+            gauge(AGG, "sglang:token_usage", &[], 0.75),
+            counter(
+                AGG,
+                "sglang:realtime_tokens",
+                &[("mode", "prefill_compute")],
+                500.0,
+            ),
+        ],
+        launch.to_string(),
+    );
     assert!(approx(a.rates.gpu.expect("gpu").value, 0.4));
     assert!(approx(a.rates.cpu.expect("cpu").value, 0.1));
     assert!(approx(a.rates.overall.expect("overall").value, 0.5));
@@ -192,36 +174,30 @@ fn sglang_tiers() {
 #[test]
 fn sglang_storage_tier_is_external_bug_4() {
     let launch = r#"{"framework":"sglang","disaggregated":false,"agg_endpoints":["localhost:8000"],"kv_offloading":"storage","kv_offload_backend":"eic"}"#;
-    let a = account(&[
-        (
-            "server_metrics_export.json",
-            export_json(
-                &[
-                    counter(AGG, "sglang:prompt_tokens", &[], 1000.0),
-                    counter(
-                        AGG,
-                        "sglang:cached_tokens",
-                        &[("cache_source", "device")],
-                        600.0,
-                    ),
-                    counter(
-                        AGG,
-                        "sglang:cached_tokens",
-                        &[("cache_source", "host")],
-                        100.0,
-                    ),
-                    counter(
-                        AGG,
-                        "sglang:cached_tokens",
-                        &[("cache_source", "storage_EICStorage")],
-                        50.0,
-                    ),
-                ],
-                &[],
+    let a = account_export(
+        &[
+            counter(AGG, "sglang:prompt_tokens", &[], 1000.0),
+            counter(
+                AGG,
+                "sglang:cached_tokens",
+                &[("cache_source", "device")],
+                600.0,
             ),
-        ),
-        ("launch.json", launch.to_string()),
-    ]);
+            counter(
+                AGG,
+                "sglang:cached_tokens",
+                &[("cache_source", "host")],
+                100.0,
+            ),
+            counter(
+                AGG,
+                "sglang:cached_tokens",
+                &[("cache_source", "storage_EICStorage")],
+                50.0,
+            ),
+        ],
+        launch.to_string(),
+    );
     assert!(approx(a.rates.external.expect("ext").value, 0.05));
     assert!(approx(a.rates.overall.expect("overall").value, 0.75));
     assert!(approx(
@@ -308,27 +284,21 @@ fn dynamo_vllm_frontend_and_prefill_worker() {
 /// (`kv_offload_{store,load}_{bytes,time}`): bandwidth = bytes / time per direction.
 #[test]
 fn vllm_offload_bandwidth() {
-    let a = account(&[
-        (
-            "server_metrics_export.json",
-            export_json(
-                &[
-                    counter(
-                        AGG,
-                        "vllm:prompt_tokens_by_source",
-                        &[("source", "local_compute")],
-                        10.0,
-                    ),
-                    counter(AGG, "vllm:kv_offload_store_bytes", &[], 10_000_000.0),
-                    counter(AGG, "vllm:kv_offload_load_bytes", &[], 5_000_000.0),
-                    counter(AGG, "vllm:kv_offload_store_time", &[], 2.0),
-                    counter(AGG, "vllm:kv_offload_load_time", &[], 0.5),
-                ],
-                &[],
+    let a = account_export(
+        &[
+            counter(
+                AGG,
+                "vllm:prompt_tokens_by_source",
+                &[("source", "local_compute")],
+                10.0,
             ),
-        ),
-        ("launch.json", launch_agg("")),
-    ]);
+            counter(AGG, "vllm:kv_offload_store_bytes", &[], 10_000_000.0),
+            counter(AGG, "vllm:kv_offload_load_bytes", &[], 5_000_000.0),
+            counter(AGG, "vllm:kv_offload_store_time", &[], 2.0),
+            counter(AGG, "vllm:kv_offload_load_time", &[], 0.5),
+        ],
+        launch_agg(""),
+    );
     assert_eq!(
         a.offload.bandwidth_gpu_to_cpu_bytes_per_s,
         Some(5_000_000.0)
@@ -347,45 +317,39 @@ fn vllm_offload_bandwidth() {
 #[test]
 fn trtllm_disaggregated_bugs_1_2_16() {
     let launch = r#"{"framework":"dynamo-trt","disaggregated":true,"prefill_endpoints":["10.0.0.1:7500"],"decode_endpoints":["10.0.0.2:7501"]}"#;
-    let a = account(&[
-        (
-            "server_metrics_export.json",
-            export_json(
-                &[
-                    hist(
-                        FE,
-                        "dynamo_frontend_input_sequence_tokens",
-                        &[],
-                        2.0,
-                        1000.0,
-                    ),
-                    counter(FE, "dynamo_frontend_output_tokens", &[], 200.0),
-                    counter(P, "trtllm_prompt_tokens", &[], 600.0),
-                    counter(D, "trtllm_prompt_tokens", &[], 400.0),
-                    counter(D, "trtllm_generation_tokens", &[], 200.0),
-                    counter(P, "trtllm_prompt_cached_tokens", &[], 200.0),
-                    counter(D, "trtllm_prompt_cached_tokens", &[], 300.0),
-                    gauge(P, "trtllm_kv_cache_hit_rate", &[], 0.4),
-                    gauge(D, "trtllm_kv_cache_hit_rate", &[], 0.6),
-                    gauge(P, "trtllm_kv_cache_utilization", &[], 0.7),
-                    gauge(D, "trtllm_kv_cache_utilization", &[], 0.8),
-                    counter(
-                        P,
-                        "trtllm_kv_cache_offload_bytes",
-                        &[("disaggregation_mode", "prefill")],
-                        4096.0,
-                    ),
-                    counter(D, "trtllm_kv_cache_onboard_bytes", &[], 2048.0),
-                    gauge(P, "trtllm_kv_cache_max_blocks", &[], 100.0),
-                    gauge(D, "trtllm_kv_cache_max_blocks", &[], 200.0),
-                    gauge(P, "trtllm_kv_cache_tokens_per_block", &[], 64.0),
-                    gauge(D, "trtllm_kv_cache_tokens_per_block", &[], 64.0),
-                ],
+    let a = account_export(
+        &[
+            hist(
+                FE,
+                "dynamo_frontend_input_sequence_tokens",
                 &[],
+                2.0,
+                1000.0,
             ),
-        ),
-        ("launch.json", launch.to_string()),
-    ]);
+            counter(FE, "dynamo_frontend_output_tokens", &[], 200.0),
+            counter(P, "trtllm_prompt_tokens", &[], 600.0),
+            counter(D, "trtllm_prompt_tokens", &[], 400.0),
+            counter(D, "trtllm_generation_tokens", &[], 200.0),
+            counter(P, "trtllm_prompt_cached_tokens", &[], 200.0),
+            counter(D, "trtllm_prompt_cached_tokens", &[], 300.0),
+            gauge(P, "trtllm_kv_cache_hit_rate", &[], 0.4),
+            gauge(D, "trtllm_kv_cache_hit_rate", &[], 0.6),
+            gauge(P, "trtllm_kv_cache_utilization", &[], 0.7),
+            gauge(D, "trtllm_kv_cache_utilization", &[], 0.8),
+            counter(
+                P,
+                "trtllm_kv_cache_offload_bytes",
+                &[("disaggregation_mode", "prefill")],
+                4096.0,
+            ),
+            counter(D, "trtllm_kv_cache_onboard_bytes", &[], 2048.0),
+            gauge(P, "trtllm_kv_cache_max_blocks", &[], 100.0),
+            gauge(D, "trtllm_kv_cache_max_blocks", &[], 200.0),
+            gauge(P, "trtllm_kv_cache_tokens_per_block", &[], 64.0),
+            gauge(D, "trtllm_kv_cache_tokens_per_block", &[], 64.0),
+        ],
+        launch.to_string(),
+    );
     assert!(approx(a.rates.gpu.expect("gpu").value, 200.0 / 600.0));
     assert!(approx(
         a.rates.overall.expect("overall").value,
@@ -409,23 +373,17 @@ fn trtllm_disaggregated_bugs_1_2_16() {
 #[test]
 fn trtllm_capacity_pairs_per_endpoint_bug_2() {
     let launch = r#"{"framework":"trt","disaggregated":false,"agg_endpoints":["10.0.0.1:7500","10.0.0.2:7501"]}"#;
-    let a = account(&[
-        (
-            "server_metrics_export.json",
-            export_json(
-                &[
-                    counter(P, "trtllm_prompt_tokens", &[], 600.0),
-                    counter(D, "trtllm_prompt_tokens", &[], 400.0),
-                    gauge(P, "trtllm_kv_cache_max_blocks", &[], 1000.0),
-                    gauge(D, "trtllm_kv_cache_max_blocks", &[], 2000.0),
-                    gauge(P, "trtllm_kv_cache_tokens_per_block", &[], 32.0),
-                    gauge(D, "trtllm_kv_cache_tokens_per_block", &[], 128.0),
-                ],
-                &[],
-            ),
-        ),
-        ("launch.json", launch.to_string()),
-    ]);
+    let a = account_export(
+        &[
+            counter(P, "trtllm_prompt_tokens", &[], 600.0),
+            counter(D, "trtllm_prompt_tokens", &[], 400.0),
+            gauge(P, "trtllm_kv_cache_max_blocks", &[], 1000.0),
+            gauge(D, "trtllm_kv_cache_max_blocks", &[], 2000.0),
+            gauge(P, "trtllm_kv_cache_tokens_per_block", &[], 32.0),
+            gauge(D, "trtllm_kv_cache_tokens_per_block", &[], 128.0),
+        ],
+        launch.to_string(),
+    );
     assert_eq!(a.legacy.kv_cache_pool_tokens, Some(288_000));
 }
 
@@ -435,23 +393,17 @@ fn trtllm_capacity_pairs_per_endpoint_bug_2() {
 #[test]
 fn atom_lmcache_volume_is_not_reuse_bug_12() {
     let launch = r#"{"framework":"atom","disaggregated":false,"agg_endpoints":["localhost:8000"],"kv_offloading":"dram","kv_offload_backend":"lmcache"}"#;
-    let a = account(&[
-        (
-            "server_metrics_export.json",
-            export_json(
-                &[
-                    counter(AGG, "atom:prefix_cache_full_tokens", &[], 800.0),
-                    counter(AGG, "atom:prefix_cache_cached_tokens", &[], 600.0),
-                    counter(AGG, "atom:lmcache_loaded_tokens", &[], 200.0),
-                    counter(AGG, "atom:prompt_tokens", &[], 1000.0),
-                    counter(AGG, "atom_generation_tokens", &[], 25.0),
-                    gauge(AGG, "atom:kv_cache_usage_ratio", &[], 0.4),
-                ],
-                &[],
-            ),
-        ),
-        ("launch.json", launch.to_string()),
-    ]);
+    let a = account_export(
+        &[
+            counter(AGG, "atom:prefix_cache_full_tokens", &[], 800.0),
+            counter(AGG, "atom:prefix_cache_cached_tokens", &[], 600.0),
+            counter(AGG, "atom:lmcache_loaded_tokens", &[], 200.0),
+            counter(AGG, "atom:prompt_tokens", &[], 1000.0),
+            counter(AGG, "atom_generation_tokens", &[], 25.0),
+            gauge(AGG, "atom:kv_cache_usage_ratio", &[], 0.4),
+        ],
+        launch.to_string(),
+    );
     assert!(approx(a.rates.overall.expect("overall").value, 0.75));
     assert!(a.rates.external.is_none());
     assert!(codes(&a).contains(&"tiers_not_separable"));
@@ -463,20 +415,14 @@ fn atom_lmcache_volume_is_not_reuse_bug_12() {
 #[test]
 fn atom_offload_counter_separates_tiers() {
     let launch = r#"{"framework":"atom","disaggregated":false,"agg_endpoints":["localhost:8000"],"kv_offloading":"dram","kv_offload_backend":"lmcache"}"#;
-    let a = account(&[
-        (
-            "server_metrics_export.json",
-            export_json(
-                &[
-                    counter(AGG, "atom:prefix_cache_full_tokens", &[], 20000.0),
-                    counter(AGG, "atom:prefix_cache_cached_tokens", &[], 7000.0),
-                    counter(AGG, "atom:prefix_cache_offload_tokens", &[], 3000.0),
-                ],
-                &[],
-            ),
-        ),
-        ("launch.json", launch.to_string()),
-    ]);
+    let a = account_export(
+        &[
+            counter(AGG, "atom:prefix_cache_full_tokens", &[], 20000.0),
+            counter(AGG, "atom:prefix_cache_cached_tokens", &[], 7000.0),
+            counter(AGG, "atom:prefix_cache_offload_tokens", &[], 3000.0),
+        ],
+        launch.to_string(),
+    );
     assert!(approx(a.rates.gpu.expect("gpu").value, 0.35));
     assert!(approx(a.rates.cpu.expect("cpu").value, 0.15));
     assert!(approx(a.rates.overall.expect("overall").value, 0.5));
@@ -538,19 +484,13 @@ fn disaggregated_rates_and_token_sources_bug_6() {
     assert_eq!(a.legacy.total_prompt_tokens, Some(1950));
 
     let agg = r#"{"framework":"sglang","disaggregated":false,"agg_endpoints":["10.0.0.1:7500","10.0.0.2:7501"]}"#;
-    let a = account(&[
-        (
-            "server_metrics_export.json",
-            export_json(
-                &[
-                    counter(P, "sglang:prompt_tokens", &[], 2000.0),
-                    counter(D, "sglang:prompt_tokens", &[], 1900.0),
-                ],
-                &[],
-            ),
-        ),
-        ("launch.json", agg.to_string()),
-    ]);
+    let a = account_export(
+        &[
+            counter(P, "sglang:prompt_tokens", &[], 2000.0),
+            counter(D, "sglang:prompt_tokens", &[], 1900.0),
+        ],
+        agg.to_string(),
+    );
     assert_eq!(a.legacy.total_prompt_tokens, Some(3900));
 }
 

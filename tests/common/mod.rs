@@ -177,6 +177,14 @@ pub fn account(files: &[(&str, String)]) -> Accounting {
     account_with(files, &Policy::default())
 }
 
+/// Account a run made of one schema 1.0 export of these series and launch facts (JSON text).
+pub fn account_export(series: &[Ser], launch: impl Into<String>) -> Accounting {
+    account(&[
+        ("server_metrics_export.json", export_json(series, &[])),
+        ("launch.json", launch.into()),
+    ])
+}
+
 pub fn account_with(files: &[(&str, String)], policy: &Policy) -> Accounting {
     let inputs: Vec<InputFile<'_>> = files
         .iter()
