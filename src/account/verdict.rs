@@ -68,6 +68,10 @@ pub enum ReasonCode {
     RoleConflict,
     /// Roles are resolved but none is prefill or unified.
     NoPricedRole,
+    /// The roles the launch facts give contradict what the endpoints' metrics show (a
+    /// "prefill" endpoint generating the decode output, a "decode" endpoint that generated
+    /// none): the facts may be swapped, so nothing is priced from them.
+    RoleShapeConflict,
 
     // COUNTERS_MISSING
     /// The prompt-token denominator (F) is absent on a priced endpoint.
@@ -94,6 +98,11 @@ pub enum ReasonCode {
     HitsExceedPrompt,
     /// A counter value is negative, NaN or infinite.
     NonFiniteCounter,
+    /// Two pieces of evidence about one series contradict each other: intervals from two
+    /// kinds of evidence are disjoint (a JSON export and a JSONL scrape file, the CSV and the
+    /// JSON export of one run), or two samples at one timestamp differ. The interval kept is
+    /// the hull of the candidates (or unbounded above), never a point made from nothing.
+    EvidenceConflict,
 
     // WINDOW_UNRESOLVED
     /// No profiling window could be determined.
@@ -102,6 +111,9 @@ pub enum ReasonCode {
     IncreaseUnbounded,
     /// The overall rate's interval is wider than `policy.max_rate_width`.
     RateTooWide,
+    /// No prompt tokens are surely inside the window (zero traffic): the rate is 0/0, it
+    /// has no value, and the legacy keys that derive from it are null.
+    NoPromptInWindow,
 
     // REQUEST_SCOPE_UNRESOLVED
     /// No per-request export: the request scope cannot be proven.
@@ -116,6 +128,11 @@ pub enum ReasonCode {
     AdmissionsNotConserved,
     /// The per-request export has no prompt-token counts.
     ClientPromptUnknown,
+    /// The run's files carry different `benchmark_id`s: they are not one benchmark.
+    BenchmarkMismatch,
+    /// Profiling records start before or end after the profiling window the counters are
+    /// bounded over: the counters did not see the same requests.
+    RecordsOutsideWindow,
 
     // informational
     /// vLLM `external_kv_transfer` with no offload backend named: reported as external.
@@ -138,10 +155,20 @@ pub enum ReasonCode {
     ResetAccounted,
     /// Warmup errors exist; they do not count against the window.
     WarmupErrorsIgnored,
+    /// The launch facts say prefix caching is disabled: the hit rate is 0 by configuration.
+    PrefixCachingDisabled,
+    /// The observed scope (roles, tiers) differs from the requested one; the detail says how
+    /// and why (e.g. a tier with no counter on any priced endpoint).
+    ScopeDifference,
+    /// A family repeated with identical content in one export was merged into one.
+    DuplicateFamilyMerged,
+    /// A Prometheus capture without a time contributed its labels (roles, engine) and its
+    /// values as telemetry only: it bounds nothing.
+    UntimedCapture,
 }
 
 impl ReasonCode {
-    pub const ALL: [ReasonCode; 35] = [
+    pub const ALL: [ReasonCode; 44] = [
         ReasonCode::NoEngineMetrics,
         ReasonCode::UnsupportedEngine,
         ReasonCode::RoleUnresolved,
@@ -177,6 +204,15 @@ impl ReasonCode {
         ReasonCode::PhaseTotalsTrusted,
         ReasonCode::ResetAccounted,
         ReasonCode::WarmupErrorsIgnored,
+        ReasonCode::EvidenceConflict,
+        ReasonCode::RoleShapeConflict,
+        ReasonCode::NoPromptInWindow,
+        ReasonCode::BenchmarkMismatch,
+        ReasonCode::RecordsOutsideWindow,
+        ReasonCode::PrefixCachingDisabled,
+        ReasonCode::ScopeDifference,
+        ReasonCode::DuplicateFamilyMerged,
+        ReasonCode::UntimedCapture,
     ];
 
     /// The status this code fails, or `None` for an informational code.
@@ -184,21 +220,38 @@ impl ReasonCode {
         use ReasonCode::*;
         match self {
             NoEngineMetrics | UnsupportedEngine => Some(Status::NotMeasured),
-            RoleUnresolved | RoleConflict | NoPricedRole => Some(Status::RolesUnresolved),
+            RoleUnresolved | RoleConflict | NoPricedRole | RoleShapeConflict => {
+                Some(Status::RolesUnresolved)
+            }
             PromptCounterMissing | HitCounterMissing | BySourceMissing | TokenCountersAbsent
             | CpuTierUncounted | WorkerMissing => Some(Status::CountersMissing),
             CounterReset | ReplicaDisagreement | AliasCollision | HitsExceedPrompt
-            | NonFiniteCounter => Some(Status::InvalidCounter),
-            WindowMissing | IncreaseUnbounded | RateTooWide => Some(Status::WindowUnresolved),
+            | NonFiniteCounter | EvidenceConflict => Some(Status::InvalidCounter),
+            WindowMissing | IncreaseUnbounded | RateTooWide | NoPromptInWindow => {
+                Some(Status::WindowUnresolved)
+            }
             NoRequestRecords
             | ProfilingErrors
             | ProfilingCancellations
             | PromptNotConserved
             | AdmissionsNotConserved
-            | ClientPromptUnknown => Some(Status::RequestScopeUnresolved),
-            TierAmbiguous | TiersNotSeparable | BySourceOffByOne | AliasDropped
-            | DecodeExcluded | FrontendSeparate | RatioGaugeTelemetry | PhaseTotalsTrusted
-            | ResetAccounted | WarmupErrorsIgnored => None,
+            | ClientPromptUnknown
+            | BenchmarkMismatch
+            | RecordsOutsideWindow => Some(Status::RequestScopeUnresolved),
+            TierAmbiguous
+            | TiersNotSeparable
+            | BySourceOffByOne
+            | AliasDropped
+            | DecodeExcluded
+            | FrontendSeparate
+            | RatioGaugeTelemetry
+            | PhaseTotalsTrusted
+            | ResetAccounted
+            | WarmupErrorsIgnored
+            | PrefixCachingDisabled
+            | ScopeDifference
+            | DuplicateFamilyMerged
+            | UntimedCapture => None,
         }
     }
 
@@ -240,6 +293,15 @@ impl ReasonCode {
             PhaseTotalsTrusted => "phase_totals_trusted",
             ResetAccounted => "reset_accounted",
             WarmupErrorsIgnored => "warmup_errors_ignored",
+            EvidenceConflict => "evidence_conflict",
+            RoleShapeConflict => "role_shape_conflict",
+            NoPromptInWindow => "no_prompt_in_window",
+            BenchmarkMismatch => "benchmark_mismatch",
+            RecordsOutsideWindow => "records_outside_window",
+            PrefixCachingDisabled => "prefix_caching_disabled",
+            ScopeDifference => "scope_difference",
+            DuplicateFamilyMerged => "duplicate_family_merged",
+            UntimedCapture => "untimed_capture",
         }
     }
 }
