@@ -78,7 +78,10 @@ fn alias_collision_on_a_priced_counter_is_invalid() {
     assert_eq!(a.cache_validity.status, Status::InvalidCounter);
     assert!(codes(&a).contains(&"alias_collision"));
     // Not double counted in the telemetry rate.
-    assert!(approx(a.rates.gpu.expect("gpu").value, 0.9));
+    assert!(approx(
+        a.rates.gpu.expect("gpu").value.expect("a value"),
+        0.9
+    ));
 }
 
 #[test]
@@ -107,7 +110,10 @@ fn replicas_agree_once_and_disagree_invalid() {
         "{:?}",
         codes(&a)
     );
-    assert!(approx(a.rates.gpu.expect("gpu").value, 0.8));
+    assert!(approx(
+        a.rates.gpu.expect("gpu").value.expect("a value"),
+        0.8
+    ));
 
     let mut disagree = agree.clone();
     disagree[2].value = 700.0;
@@ -137,7 +143,10 @@ fn dp_pools_are_summed() {
         ),
     ];
     let a = account(&valid_files(&series, launch, &[1000]));
-    assert!(approx(a.rates.gpu.expect("gpu").value, 0.8));
+    assert!(approx(
+        a.rates.gpu.expect("gpu").value.expect("a value"),
+        0.8
+    ));
     assert_eq!(
         a.cache_validity.status,
         Status::ValidComplete,
@@ -268,8 +277,14 @@ fn offloading_with_uncounted_cpu_tier_is_counters_missing() {
         "{:?}",
         codes(&a)
     );
-    assert!(approx(a.rates.cpu.expect("cpu").value, 0.1));
-    assert!(approx(a.rates.gpu.expect("gpu").value, 0.7));
+    assert!(approx(
+        a.rates.cpu.expect("cpu").value.expect("a value"),
+        0.1
+    ));
+    assert!(approx(
+        a.rates.gpu.expect("gpu").value.expect("a value"),
+        0.7
+    ));
 
     let old = vec![
         gauge(AGG, "trtllm_kv_cache_hit_rate", &[], 0.9),
@@ -369,7 +384,10 @@ fn decode_is_excluded_and_label_keys_are_data() {
         "{:?}",
         codes(&a)
     );
-    assert!(approx(a.rates.overall.expect("overall").value, 0.9));
+    assert!(approx(
+        a.rates.overall.expect("overall").value.expect("a value"),
+        0.9
+    ));
     assert!(codes(&a).contains(&"decode_excluded"));
     assert!(a.counters.contains_key("decode"));
     assert_eq!(a.legacy.total_prompt_tokens, Some(1000));

@@ -1,7 +1,9 @@
-//! The shared real vLLM points (CSV-only evidence): tier rates equal the upstream processor's
-//! by-source values to 1e-5, token totals and the KV pool match, and the status is what the
-//! contract decides for CSV-only evidence: `stats.total` bounds nothing without
-//! `endpoint_info`, so the window increase is unbounded → WINDOW_UNRESOLVED (telemetry rates).
+//! The shared real vLLM points (CSV-only evidence): the counters' telemetry values (the CSV's
+//! totals) give the upstream processor's by-source rates to 1e-5, token totals and the KV pool
+//! match, and the status is what the contract decides for CSV-only evidence: `stats.total`
+//! bounds nothing without `endpoint_info`, so the window increase is unbounded →
+//! WINDOW_UNRESOLVED. No prompt token is surely in the window, so the rates have no value and
+//! the legacy rate keys are null (contract r2, section 4): the upstream numbers are telemetry.
 
 use kvledger::account::{account_run, Policy, ReasonCode, Status};
 use kvledger::read::{read_run, InputFile, RunOptions};
@@ -49,8 +51,16 @@ fn real_vllm_points_match_upstream_by_source_values() {
         let run = read_run(&inputs, &RunOptions::default()).expect("run");
         let a = account_run(&run, &Policy::default());
 
-        let gpu = a.rates.gpu.expect("gpu").value;
-        let overall = a.rates.overall.expect("overall").value;
+        let unified = &a.counters["unified"];
+        let prompt = unified.prompt.expect("prompt").value;
+        let gpu = unified.hit_gpu.expect("hit_gpu").value / prompt;
+        let overall = gpu
+            + unified.hit_cpu.map_or(0.0, |c| c.value) / prompt
+            + unified.hit_external.map_or(0.0, |x| x.value) / prompt;
+        for r in [a.rates.gpu, a.rates.overall] {
+            let r = r.expect("rate");
+            assert_eq!((r.value, r.lo, r.hi), (None, 0.0, 1.0), "conc{conc}");
+        }
         let exp_gpu = sm["cache"]["gpu_cache_hit_rate"].as_f64().expect("gpu");
         let exp_overall = sm["cache"]["overall_cache_hit_rate"]
             .as_f64()
@@ -63,12 +73,9 @@ fn real_vllm_points_match_upstream_by_source_values() {
             close(overall, exp_overall, 1e-5),
             "conc{conc}: overall {overall} vs {exp_overall}"
         );
-        assert_eq!(
-            a.legacy.server_external_cache_hit_rate,
-            Some(0.0),
-            "conc{conc}"
-        );
-        assert_eq!(a.legacy.server_cpu_cache_hit_rate, Some(0.0), "conc{conc}");
+        assert_eq!(a.legacy.server_gpu_cache_hit_rate, None, "conc{conc}");
+        assert_eq!(a.legacy.server_external_cache_hit_rate, None, "conc{conc}");
+        assert_eq!(a.legacy.server_cpu_cache_hit_rate, None, "conc{conc}");
         assert_eq!(
             a.legacy.total_prompt_tokens,
             sm["tokens"]["prompt_total"].as_u64(),
@@ -108,12 +115,15 @@ fn real_vllm_points_match_upstream_by_source_values() {
         if conc == 1 {
             // The window is known from the records; the CSV's totals bound nothing inside it.
             assert!(has(ReasonCode::IncreaseUnbounded) && has(ReasonCode::RateTooWide));
+            assert!(has(ReasonCode::NoPromptInWindow));
             assert!(!has(ReasonCode::WindowMissing));
             assert_eq!(v.request_scope.profiling_records, 195);
             assert_eq!(v.request_scope.client_prompt_tokens, Some(18_921_176));
         } else {
             // No per-request export and the summary's timestamps are lossy floats: no window.
             assert!(has(ReasonCode::WindowMissing) && has(ReasonCode::NoRequestRecords));
+            // Every failed check is listed, not only the first (contract r2, section 6).
+            assert!(has(ReasonCode::IncreaseUnbounded) && has(ReasonCode::RateTooWide));
         }
         assert_eq!(
             v.cpu_component,

@@ -31,7 +31,7 @@ fn vllm_hits_over_queries_is_telemetry_bug_3() {
         ],
         launch_agg(""),
     );
-    assert!(approx(a.rates.gpu.expect("gpu").value, 0.8));
+    assert!(approx(telemetry_rate(&a, "gpu"), 0.8));
     assert_eq!(a.cache_validity.status, Status::CountersMissing);
     assert!(codes(&a).contains(&"by_source_missing"));
     assert_eq!(a.legacy.total_prompt_tokens, Some(12345));
@@ -71,8 +71,8 @@ fn series_of_distinct_pools_add() {
         ],
         launch_agg(""),
     );
-    assert!(approx(a.rates.gpu.expect("gpu").value, 0.3));
-    assert!(approx(a.rates.overall.expect("overall").value, 0.3));
+    assert!(approx(telemetry_rate(&a, "gpu"), 0.3));
+    assert!(approx(telemetry_rate(&a, "overall"), 0.3));
 }
 
 /// 8.1 #30 `ignores_server_warmup_metrics_for_headline_stats`: warmup 900,000 each is ignored.
@@ -115,7 +115,7 @@ fn warmup_metrics_never_enter_the_rate() {
         ),
         ("launch.json", launch_agg("")),
     ]);
-    assert!(approx(a.rates.gpu.expect("gpu").value, 0.5));
+    assert!(approx(telemetry_rate(&a, "gpu"), 0.5));
     assert_eq!(a.legacy.total_prompt_tokens, Some(1000));
 }
 
@@ -123,7 +123,7 @@ fn warmup_metrics_never_enter_the_rate() {
 #[test]
 fn sglang_tiers() {
     let launch = r#"{"framework":"sglang","disaggregated":false,"agg_endpoints":["localhost:8000"],"kv_offloading":"cpu","kv_offload_backend":"hicache"}"#;
-    let a = account_export(
+    let a = account_bounded(
         &[
             counter(AGG, "sglang:prompt_tokens", &[], 1000.0),
             counter(AGG, "sglang:generation_tokens", &[], 200.0),
@@ -149,9 +149,9 @@ fn sglang_tiers() {
         ],
         launch.to_string(),
     );
-    assert!(approx(a.rates.gpu.expect("gpu").value, 0.4));
-    assert!(approx(a.rates.cpu.expect("cpu").value, 0.1));
-    assert!(approx(a.rates.overall.expect("overall").value, 0.5));
+    assert!(approx(telemetry_rate(&a, "gpu"), 0.4));
+    assert!(approx(telemetry_rate(&a, "cpu"), 0.1));
+    assert!(approx(telemetry_rate(&a, "overall"), 0.5));
     assert!(a.rates.external.is_none());
     // The dashboard's rule h = gpu + external must give 0.5: external carries (C + X)/F.
     assert!(approx(
@@ -174,7 +174,7 @@ fn sglang_tiers() {
 #[test]
 fn sglang_storage_tier_is_external_bug_4() {
     let launch = r#"{"framework":"sglang","disaggregated":false,"agg_endpoints":["localhost:8000"],"kv_offloading":"storage","kv_offload_backend":"eic"}"#;
-    let a = account_export(
+    let a = account_bounded(
         &[
             counter(AGG, "sglang:prompt_tokens", &[], 1000.0),
             counter(
@@ -198,8 +198,8 @@ fn sglang_storage_tier_is_external_bug_4() {
         ],
         launch.to_string(),
     );
-    assert!(approx(a.rates.external.expect("ext").value, 0.05));
-    assert!(approx(a.rates.overall.expect("overall").value, 0.75));
+    assert!(approx(telemetry_rate(&a, "external"), 0.05));
+    assert!(approx(telemetry_rate(&a, "overall"), 0.75));
     assert!(approx(
         a.legacy.server_external_cache_hit_rate.expect("ext"),
         0.15
@@ -264,9 +264,9 @@ fn dynamo_vllm_frontend_and_prefill_worker() {
             r#"{"framework":"dynamo-vllm","disaggregated":true}"#.to_string(),
         ),
     ]);
-    assert!(approx(a.rates.gpu.expect("gpu").value, 300.0 / 900.0));
-    assert!(approx(a.rates.external.expect("ext").value, 150.0 / 900.0));
-    assert!(approx(a.rates.overall.expect("overall").value, 0.5));
+    assert!(approx(telemetry_rate(&a, "gpu"), 300.0 / 900.0));
+    assert!(approx(telemetry_rate(&a, "external"), 150.0 / 900.0));
+    assert!(approx(telemetry_rate(&a, "overall"), 0.5));
     assert!(codes(&a).contains(&"tier_ambiguous"));
     assert!(codes(&a).contains(&"ratio_gauge_telemetry"));
     assert_eq!(a.legacy.total_prompt_tokens, Some(900));
@@ -350,11 +350,8 @@ fn trtllm_disaggregated_bugs_1_2_16() {
         ],
         launch.to_string(),
     );
-    assert!(approx(a.rates.gpu.expect("gpu").value, 200.0 / 600.0));
-    assert!(approx(
-        a.rates.overall.expect("overall").value,
-        200.0 / 600.0
-    ));
+    assert!(approx(telemetry_rate(&a, "gpu"), 200.0 / 600.0));
+    assert!(approx(telemetry_rate(&a, "overall"), 200.0 / 600.0));
     assert!(approx(
         a.telemetry.ratio_gauges["trtllm_kv_cache_hit_rate"],
         0.5
@@ -404,7 +401,7 @@ fn atom_lmcache_volume_is_not_reuse_bug_12() {
         ],
         launch.to_string(),
     );
-    assert!(approx(a.rates.overall.expect("overall").value, 0.75));
+    assert!(approx(telemetry_rate(&a, "overall"), 0.75));
     assert!(a.rates.external.is_none());
     assert!(codes(&a).contains(&"tiers_not_separable"));
     assert_eq!(a.legacy.total_prompt_tokens, Some(1000));
@@ -415,7 +412,7 @@ fn atom_lmcache_volume_is_not_reuse_bug_12() {
 #[test]
 fn atom_offload_counter_separates_tiers() {
     let launch = r#"{"framework":"atom","disaggregated":false,"agg_endpoints":["localhost:8000"],"kv_offloading":"dram","kv_offload_backend":"lmcache"}"#;
-    let a = account_export(
+    let a = account_bounded(
         &[
             counter(AGG, "atom:prefix_cache_full_tokens", &[], 20000.0),
             counter(AGG, "atom:prefix_cache_cached_tokens", &[], 7000.0),
@@ -423,9 +420,9 @@ fn atom_offload_counter_separates_tiers() {
         ],
         launch.to_string(),
     );
-    assert!(approx(a.rates.gpu.expect("gpu").value, 0.35));
-    assert!(approx(a.rates.cpu.expect("cpu").value, 0.15));
-    assert!(approx(a.rates.overall.expect("overall").value, 0.5));
+    assert!(approx(telemetry_rate(&a, "gpu"), 0.35));
+    assert!(approx(telemetry_rate(&a, "cpu"), 0.15));
+    assert!(approx(telemetry_rate(&a, "overall"), 0.5));
     assert_eq!(a.cache_validity.cpu_component, CpuComponent::Measured);
     assert!(approx(
         a.legacy.server_external_cache_hit_rate.expect("ext"),
@@ -461,7 +458,7 @@ fn disaggregated_rates_and_token_sources_bug_6() {
         ("launch.json", launch.to_string()),
         ("profile_export.jsonl", recs.clone()),
     ]);
-    assert!(approx(a.rates.gpu.expect("gpu").value, 0.9));
+    assert!(approx(telemetry_rate(&a, "gpu"), 0.9));
     assert_eq!(a.legacy.total_prompt_tokens, Some(1940));
     assert_eq!(
         a.tokens.source,
@@ -563,7 +560,7 @@ fn exact_evidence_is_valid_complete() {
     );
     assert!(a.cache_validity.pricing_eligible);
     let o = a.rates.overall.expect("overall");
-    assert_eq!((o.value, o.lo, o.hi), (0.9, 0.9, 0.9));
+    assert_eq!((o.value, o.lo, o.hi), (Some(0.9), 0.9, 0.9));
     assert!(a.cache_validity.request_scope.conserved);
     assert_eq!(a.legacy.cache_validity_status, Status::ValidComplete);
     assert!(a.legacy.cache_pricing_eligible);

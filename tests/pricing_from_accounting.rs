@@ -41,7 +41,7 @@ fn eligible_run_is_priced_with_its_measured_rate() {
     let out = price_point(&point(obs).facts(), &card, PricingPolicy::Strict);
     assert!(out.priced, "{out:?}");
     let h = out.hit_rate.expect("hit rate");
-    assert!((h - a.rates.overall.expect("overall").value).abs() < 1e-12);
+    assert!((h - a.rates.overall.expect("overall").value.expect("a value")).abs() < 1e-12);
 }
 
 #[test]

@@ -33,6 +33,10 @@ pub struct SeriesEvidence {
     pub samples: Vec<(u64, f64)>,
     /// From a schema 1.1 export whose totals are phase-scoped.
     pub phase_scoped: bool,
+    /// The CSV export's `total` of the same series, when the run has both exports.
+    pub csv_total: Option<f64>,
+    /// Two raw samples at one timestamp carry different values.
+    pub sample_conflict: bool,
 }
 
 /// Key of one series.
@@ -77,6 +81,12 @@ pub struct Evidence {
     pub process_start_stats: BTreeMap<String, (f64, f64)>,
     /// Per endpoint: raw `process_start_time_seconds` samples (epoch ns, value).
     pub process_start_samples: BTreeMap<String, Vec<(u64, f64)>>,
+    /// Per endpoint: every label set seen on it, timed or not (roles are read from labels).
+    pub label_sets: BTreeMap<String, BTreeSet<Labels>>,
+    /// Every endpoint the run names: in exports, `endpoint_info`, or any scrape.
+    pub endpoints: BTreeSet<String>,
+    /// Endpoints seen only through captures without a time.
+    pub untimed_endpoints: BTreeSet<String>,
 }
 
 /// The process collector's start time: a change means the process restarted.
@@ -98,6 +108,13 @@ fn slices_of(ts: &[Timeslice]) -> Vec<Slice> {
 }
 
 impl Evidence {
+    fn note_labels(&mut self, endpoint: &str, labels: &Labels) {
+        let sets = self.label_sets.entry(endpoint.to_string()).or_default();
+        if !sets.contains(labels) {
+            sets.insert(labels.clone());
+        }
+    }
+
     fn note_family(&mut self, endpoint: &str, spelling: &str, t: Option<MetricType>) {
         let info = self
             .families
@@ -114,6 +131,7 @@ impl Evidence {
     fn add_export_family(&mut self, f: &Family, warmup: bool, phase_scoped: bool) {
         for s in &f.series {
             self.note_family(&s.endpoint_url, &f.name, Some(f.metric_type));
+            self.note_labels(&s.endpoint_url, &s.labels);
             let key = SeriesKey {
                 endpoint_url: s.endpoint_url.clone(),
                 spelling: f.name.clone(),
@@ -157,34 +175,69 @@ impl Evidence {
             self.add_export_family(f, true, phase_scoped);
         }
         for (url, info) in &export.summary.endpoint_info {
+            self.endpoints.insert(url.clone());
             let c = self.coverage.entry(url.clone()).or_default();
             c.first_ns = info.first_update_ns.or(info.first_fetch_ns).or(c.first_ns);
             c.last_ns = info.last_update_ns.or(info.last_fetch_ns).or(c.last_ns);
         }
         self.stats_source = Some(source);
     }
+
+    /// The CSV twin of the JSON export: its counter totals are kept beside the JSON's so a
+    /// disagreement is seen (the CSV rounds floats to `%.4f`).
+    fn add_csv_totals(&mut self, csv: &ServerMetricsExport) {
+        for f in &csv.metrics {
+            for s in &f.series {
+                let Stats::Counter(c) = &s.stats else {
+                    continue;
+                };
+                let key = SeriesKey {
+                    endpoint_url: s.endpoint_url.clone(),
+                    spelling: f.name.clone(),
+                    labels: s.labels.clone(),
+                };
+                if let Some(e) = self.series.get_mut(&key) {
+                    e.csv_total = c.total;
+                }
+            }
+        }
+    }
+
+    /// An untimed capture shows which families and label sets exist (roles, engine), not
+    /// when values held: it bounds nothing.
+    fn add_untimed(&mut self, scrape: &crate::model::Scrape) {
+        for fam in &scrape.families {
+            self.note_family(&scrape.endpoint_url, &fam.name, fam.metric_type);
+            for sample in &fam.samples {
+                self.note_labels(&scrape.endpoint_url, &sample.labels);
+            }
+        }
+    }
 }
 
 /// Collect the evidence of a run. The JSON export is preferred; the CSV (the same stats,
-/// rounded, without timeslices) is read only when there is no JSON.
+/// rounded, without timeslices) is read for its totals only when there is no JSON, and
+/// otherwise compared with the JSON's.
 pub fn collect(run: &Run) -> Evidence {
     let mut ev = Evidence::default();
     if let Some(j) = &run.server_json {
         ev.add_export(j, "json");
+        if let Some(c) = &run.server_csv {
+            ev.add_csv_totals(c);
+        }
     } else if let Some(c) = &run.server_csv {
         ev.add_export(c, "csv");
     }
     for scrape in &run.scrapes {
+        ev.endpoints.insert(scrape.endpoint_url.clone());
         let Some(t) = scrape.timestamp_ns else {
-            // An untimed capture shows which families exist, not when values held.
-            for fam in &scrape.families {
-                ev.note_family(&scrape.endpoint_url, &fam.name, fam.metric_type);
-            }
+            ev.add_untimed(scrape);
             continue;
         };
         for fam in &scrape.families {
             ev.note_family(&scrape.endpoint_url, &fam.name, fam.metric_type);
             for sample in &fam.samples {
+                ev.note_labels(&scrape.endpoint_url, &sample.labels);
                 let key = SeriesKey {
                     endpoint_url: scrape.endpoint_url.clone(),
                     spelling: fam.name.clone(),
@@ -248,16 +301,46 @@ pub fn collect(run: &Run) -> Evidence {
         }
     }
     for e in ev.series.values_mut() {
-        e.samples.sort_by_key(|s| s.0);
-        // Equal times: the later record wins (a re-scrape of the same instant).
-        let mut dedup: Vec<(u64, f64)> = Vec::with_capacity(e.samples.len());
-        for s in e.samples.drain(..) {
-            match dedup.last_mut() {
-                Some(last) if last.0 == s.0 => *last = s,
-                _ => dedup.push(s),
-            }
-        }
-        e.samples = dedup;
+        dedup_samples(e);
     }
+    let timed: BTreeSet<&String> = run
+        .scrapes
+        .iter()
+        .filter(|s| s.timestamp_ns.is_some())
+        .map(|s| &s.endpoint_url)
+        .collect();
+    ev.untimed_endpoints = run
+        .scrapes
+        .iter()
+        .filter(|s| s.timestamp_ns.is_none() && !timed.contains(&s.endpoint_url))
+        .map(|s| s.endpoint_url.clone())
+        .collect();
+    let named: Vec<String> = ev
+        .families
+        .keys()
+        .chain(ev.label_sets.keys())
+        .cloned()
+        .collect();
+    ev.endpoints.extend(named);
     ev
+}
+
+/// Sort a series' samples by time. The same instant twice with the same value is one sample
+/// (a re-scrape); with different values the samples contradict each other, and the order of
+/// lines must not decide which holds: the series is flagged and keeps the smaller value.
+fn dedup_samples(e: &mut SeriesEvidence) {
+    e.samples
+        .sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut dedup: Vec<(u64, f64)> = Vec::with_capacity(e.samples.len());
+    for s in e.samples.drain(..) {
+        match dedup.last() {
+            Some(last) if last.0 == s.0 => {
+                if last.1.to_bits() != s.1.to_bits() && !(last.1.is_nan() && s.1.is_nan()) {
+                    e.sample_conflict = true;
+                }
+            }
+            _ => dedup.push(s),
+        }
+    }
+    e.samples = dedup;
 }

@@ -19,6 +19,29 @@ pub enum Method {
     Unbounded,
 }
 
+impl Method {
+    /// Strength order, strongest first: a sum is only as strong as its weakest part.
+    pub fn rank(self) -> u8 {
+        match self {
+            Method::PhaseTotal => 0,
+            Method::RawScrapes => 1,
+            Method::Timeslices => 2,
+            Method::StatsTotal => 3,
+            Method::Unbounded => 4,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::RawScrapes => "raw_scrapes",
+            Method::Timeslices => "timeslices",
+            Method::StatsTotal => "stats_total",
+            Method::PhaseTotal => "phase_total",
+            Method::Unbounded => "unbounded",
+        }
+    }
+}
+
 /// An interval of a non-negative quantity. `hi = f64::INFINITY` means unbounded.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Interval {
@@ -70,16 +93,6 @@ impl Interval {
         self.est = self.est.clamp(self.lo, self.hi.max(self.lo));
         self
     }
-
-    /// Both intervals contain the truth, so their intersection does.
-    fn intersect(self, o: Interval) -> Interval {
-        Interval {
-            lo: self.lo.max(o.lo),
-            hi: self.hi.min(o.hi),
-            est: self.est,
-        }
-        .clamp_est()
-    }
 }
 
 /// Result of bounding one series.
@@ -95,6 +108,8 @@ pub struct Bounded {
     pub reset: bool,
     /// Some value is NaN, infinite or negative.
     pub non_finite: bool,
+    /// Two kinds of evidence contradict each other (the interval is their hull).
+    pub conflict: bool,
 }
 
 /// The profiling window.
@@ -111,34 +126,46 @@ fn finite_nonneg(v: f64) -> bool {
 /// Raw cumulative samples: lo between the first sample at/after the start and the last
 /// at/before the end; hi between the last at/before the start and the first at/after the end
 /// (a counter is never below 0, so a series first seen after the start has hi ≤ its value).
+/// A decrease is a restart: the counter began again at 0, so the pair still proves the later
+/// value's mass (lo adds it), and the mass between the last sample before the restart and the
+/// restart itself was never observed (the caller makes hi unbounded).
 fn from_samples(samples: &[(u64, f64)], w: Window) -> Option<(Interval, bool)> {
     if samples.is_empty() {
         return None;
     }
     let before = samples.iter().rev().find(|s| s.0 <= w.start_ns);
-    let first_in = samples.iter().find(|s| s.0 >= w.start_ns);
-    let last_in = samples.iter().rev().find(|s| s.0 <= w.end_ns);
     let after = samples.iter().find(|s| s.0 >= w.end_ns);
     let from = before.map_or(0, |s| s.0);
     let to = after.map_or(u64::MAX, |s| s.0);
     let reset = samples
         .windows(2)
         .any(|p| p[0].0 >= from && p[1].0 <= to && p[1].1 < p[0].1);
-    let lo = match (first_in, last_in) {
-        (Some(a), Some(b)) if a.0 <= b.0 => (b.1 - a.1).max(0.0),
-        _ => 0.0,
-    };
+    let lo: f64 = samples
+        .windows(2)
+        .filter(|p| p[0].0 >= w.start_ns && p[1].0 <= w.end_ns)
+        .map(|p| observed_increment(p[0].1, p[1].1))
+        .sum();
     let hi = match after {
         Some(a) => (a.1 - before.map_or(0.0, |b| b.1)).max(lo),
         None => f64::INFINITY,
     };
     let est = match (before, after) {
-        (Some(b), Some(a)) => {
+        (Some(b), Some(a)) if !reset => {
             interpolate(samples, w.end_ns, b, a) - interpolate(samples, w.start_ns, b, a)
         }
         _ => lo,
     };
     Some((Interval { lo, hi, est }.clamp_est(), reset))
+}
+
+/// The mass surely added between two cumulative samples: the difference, or after a restart
+/// (a decrease) the later value, which the counter reached from 0.
+fn observed_increment(a: f64, b: f64) -> f64 {
+    if b >= a {
+        b - a
+    } else {
+        b
+    }
 }
 
 /// Linear interpolation of the cumulative value at `t` between the samples around it.
@@ -277,68 +304,120 @@ fn warmup_proof(ev: &SeriesEvidence, straddle: &Slice) -> f64 {
     (total - before).max(0.0)
 }
 
-/// Bound the in-window increase of one series from all its evidence. `first_mass_end_ns` is
-/// the end of the endpoint's first slice in which any counter moved (see `from_slices`).
-pub fn bound(
-    ev: &SeriesEvidence,
-    w: Window,
-    cov: Option<Coverage>,
-    first_mass_end_ns: Option<u64>,
-    policy: &Policy,
-) -> Bounded {
-    let mut non_finite = ev.stats_total.is_some_and(|t| !finite_nonneg(t))
+/// What bounding one series needs to know about its endpoint and the run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SeriesContext {
+    /// The profiling window; without one no evidence bounds an in-window increase.
+    pub window: Option<Window>,
+    /// The endpoint's sampling coverage (`endpoint_info`).
+    pub coverage: Option<Coverage>,
+    /// End of the endpoint's first slice in which any counter moved (see `from_slices`).
+    pub first_mass_end_ns: Option<u64>,
+    /// The endpoint's process restarted inside the window (`process_start_time_seconds`).
+    pub restarted: bool,
+}
+
+/// Relative tolerance under which two bounds from different evidence still touch: the
+/// numbers come through decimal text and float sums.
+fn disjoint(lo: f64, hi: f64) -> bool {
+    lo > hi + 1e-6 * hi.abs().max(1.0)
+}
+
+/// Candidates for one series' interval, each from one kind of evidence.
+struct Candidates {
+    items: Vec<(Method, Interval)>,
+}
+
+impl Candidates {
+    /// Intersect the candidates. Each contains the truth when its evidence is right, so
+    /// an empty intersection means some evidence is wrong: keep their hull, never a point
+    /// made from nothing, and say so (`conflict`).
+    fn combine(&self, telemetry: f64) -> Option<(Method, Interval, bool)> {
+        let (method, first) = *self.items.last()?;
+        let lo = self.items.iter().map(|(_, i)| i.lo).fold(0.0, f64::max);
+        let hi = self
+            .items
+            .iter()
+            .map(|(_, i)| i.hi)
+            .fold(f64::INFINITY, f64::min);
+        if disjoint(lo, hi) {
+            let lo = self
+                .items
+                .iter()
+                .map(|(_, i)| i.lo)
+                .fold(f64::INFINITY, f64::min);
+            let hi = self.items.iter().map(|(_, i)| i.hi).fold(0.0, f64::max);
+            let est = if hi.is_finite() {
+                (lo + hi) / 2.0
+            } else {
+                telemetry
+            };
+            return Some((method, Interval { lo, hi, est }.clamp_est(), true));
+        }
+        let hi = hi.max(lo);
+        Some((
+            method,
+            Interval {
+                lo,
+                hi,
+                est: first.est,
+            }
+            .clamp_est(),
+            false,
+        ))
+    }
+}
+
+/// Bound the in-window increase of one series from all its evidence (contract section 4 with
+/// the (r2) soundness rules: disjoint evidence keeps the hull, a reset leaves hi unbounded,
+/// no window bounds nothing).
+pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounded {
+    let non_finite = ev.stats_total.is_some_and(|t| !finite_nonneg(t))
+        || ev.csv_total.is_some_and(|t| !finite_nonneg(t))
         || ev.slices.iter().any(|s| !finite_nonneg(s.total))
         || ev.samples.iter().any(|s| !finite_nonneg(s.1));
     let telemetry = ev.stats_total.filter(|t| finite_nonneg(*t)).unwrap_or(0.0);
-    // AIPerf falls back to the first in-window sample as the reference when a series has none
-    // before the window (a labelled counter created mid-run): its total then misses that
-    // sample's mass. Only a slice grid reaching back to the window start shows the series was
-    // sampled before it.
-    let series_reaches_back = ev
-        .slices
-        .first()
-        .is_some_and(|s| s.start_ns <= w.start_ns.saturating_add(1_000_000));
-    let covered_total = ev
-        .stats_total
-        .filter(|t| finite_nonneg(*t) && series_reaches_back && total_covers(cov, w));
-
+    let csv_disagrees = match (ev.stats_total, ev.csv_total) {
+        (Some(j), Some(c)) => (j - c).abs() > 1e-4 + 1e-9 * j.abs().max(c.abs()),
+        _ => false,
+    };
     let mut result = Bounded {
         interval: Interval::unbounded(telemetry),
         method: Method::Unbounded,
         straddles: 0,
         gaps: 0,
-        reset: false,
-        non_finite: false,
+        reset: at.restarted,
+        non_finite: non_finite || !telemetry.is_finite(),
+        conflict: ev.sample_conflict || csv_disagrees,
     };
-    if policy.trust_phase_totals && ev.phase_scoped {
+    let Some(w) = at.window else {
+        return result;
+    };
+    if policy.trust_phase_totals && ev.phase_scoped && !at.restarted && !result.conflict {
         if let Some(t) = ev.stats_total.filter(|t| finite_nonneg(*t)) {
             result.interval = Interval::exact(t);
             result.method = Method::PhaseTotal;
-            result.non_finite = non_finite;
             return result;
         }
     }
+    let mut candidates = Candidates { items: Vec::new() };
+    let covered_total = covered_total(ev, at, w);
     if let Some(t) = covered_total {
-        result.interval = Interval {
-            lo: 0.0,
-            hi: t,
-            est: t,
-        };
-        result.method = Method::StatsTotal;
+        candidates.items.push((
+            Method::StatsTotal,
+            Interval {
+                lo: 0.0,
+                hi: t,
+                est: t,
+            },
+        ));
     }
-    let finite_slices = ev.slices.iter().all(|s| finite_nonneg(s.total));
-    if finite_slices {
+    if ev.slices.iter().all(|s| finite_nonneg(s.total)) {
         let proof = policy.trust_phase_totals && ev.phase_scoped;
         if let Some((iv, straddles, gaps, reset)) =
-            from_slices(ev, w, covered_total, first_mass_end_ns, proof)
+            from_slices(ev, w, covered_total, at.first_mass_end_ns, proof)
         {
-            let iv = if result.method == Method::StatsTotal {
-                iv.intersect(result.interval)
-            } else {
-                iv
-            };
-            result.interval = iv;
-            result.method = Method::Timeslices;
+            candidates.items.push((Method::Timeslices, iv));
             result.straddles = straddles;
             result.gaps = gaps;
             result.reset |= reset;
@@ -350,23 +429,50 @@ pub fn bound(
         .copied()
         .filter(|s| finite_nonneg(s.1))
         .collect();
-    if let Some((iv, reset)) = from_samples(&finite_samples, w) {
-        let iv = if result.method == Method::Unbounded {
-            iv
-        } else {
-            let mut both = iv.intersect(result.interval);
-            both.est = iv.est.clamp(both.lo, both.hi);
-            both
-        };
-        result.interval = iv;
-        result.method = Method::RawScrapes;
-        result.reset |= reset;
-        result.straddles = 0;
-        result.gaps = 0;
+    // Samples that contradict each other at one instant bound nothing.
+    if !ev.sample_conflict {
+        if let Some((iv, reset)) = from_samples(&finite_samples, w) {
+            candidates.items.push((Method::RawScrapes, iv));
+            result.reset |= reset;
+            result.straddles = 0;
+            result.gaps = 0;
+        }
     }
-    non_finite |= !result.interval.est.is_finite();
-    result.non_finite = non_finite;
+    if result.reset {
+        // AIPerf clamps a decrease to 0 in slices and totals, and the mass before the restart
+        // was never observed: only the observed increments (each a lower bound) remain.
+        candidates.items.retain(|(m, _)| *m != Method::StatsTotal);
+    }
+    if let Some((method, iv, conflict)) = candidates.combine(telemetry) {
+        result.method = method;
+        result.interval = iv;
+        result.conflict |= conflict;
+    }
+    if result.reset {
+        result.interval.hi = f64::INFINITY;
+        result.interval.est = result.interval.est.max(result.interval.lo);
+    }
+    result.non_finite |= !result.interval.est.is_finite();
     result
+}
+
+/// `stats.total` as an upper bound: the endpoint was sampled around the window and the
+/// series' own slices reach back to its start. AIPerf falls back to the first in-window sample
+/// as the reference of a series created mid-run, and its total then misses that sample's
+/// mass. The CSV's rounded total of the same series, when it disagrees, widens the bound.
+fn covered_total(ev: &SeriesEvidence, at: &SeriesContext, w: Window) -> Option<f64> {
+    let series_reaches_back = ev
+        .slices
+        .first()
+        .is_some_and(|s| s.start_ns <= w.start_ns.saturating_add(1_000_000));
+    if !(series_reaches_back && total_covers(at.coverage, w)) {
+        return None;
+    }
+    let t = ev.stats_total.filter(|t| finite_nonneg(*t))?;
+    Some(match ev.csv_total.filter(|c| finite_nonneg(*c)) {
+        Some(c) => t.max(c),
+        None => t,
+    })
 }
 
 #[cfg(test)]
@@ -378,6 +484,14 @@ mod tests {
         end_ns: 20_000_000_000,
     };
     const S: u64 = 1_000_000_000;
+
+    fn at(w: Window, coverage: Option<Coverage>) -> SeriesContext {
+        SeriesContext {
+            window: Some(w),
+            coverage,
+            ..SeriesContext::default()
+        }
+    }
 
     fn slices(totals: &[f64], start: u64) -> Vec<Slice> {
         totals
@@ -402,7 +516,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let b = bound(&ev, W, None, None, &Policy::default());
+        let b = bound(&ev, &at(W, None), &Policy::default());
         assert_eq!(b.method, Method::RawScrapes);
         assert_eq!((b.interval.lo, b.interval.hi), (800.0, 900.0));
         assert!(!b.reset);
@@ -414,7 +528,7 @@ mod tests {
             samples: vec![(9 * S, 100.0), (12 * S, 50.0), (19 * S, 60.0)],
             ..Default::default()
         };
-        let b = bound(&ev, W, None, None, &Policy::default());
+        let b = bound(&ev, &at(W, None), &Policy::default());
         assert!(b.reset);
         assert!(!b.interval.is_bounded());
     }
@@ -429,7 +543,7 @@ mod tests {
             slices: s,
             ..Default::default()
         };
-        let b = bound(&ev, W, None, None, &Policy::default());
+        let b = bound(&ev, &at(W, None), &Policy::default());
         assert_eq!(b.method, Method::Timeslices);
         assert_eq!((b.interval.lo, b.interval.hi), (800.0, 1000.0));
         assert_eq!(b.straddles, 2);
@@ -444,7 +558,7 @@ mod tests {
             slices: slices(&t, 10 * S),
             ..Default::default()
         };
-        let b = bound(&ev, W, None, None, &Policy::default());
+        let b = bound(&ev, &at(W, None), &Policy::default());
         // Slices 0..=2 are the start edge; the last is the end edge.
         assert_eq!(b.interval.lo, 600.0);
         assert_eq!(b.interval.hi, 1000.0);
@@ -462,7 +576,7 @@ mod tests {
             start_ns: 10 * S,
             end_ns: 13 * S,
         };
-        let b = bound(&ev, w, None, None, &Policy::default());
+        let b = bound(&ev, &at(w, None), &Policy::default());
         // Without trusted phase totals the straddle counts whole toward hi.
         assert_eq!(b.interval.hi, 150.0 + 100.0 + 100.0);
         let trusting = Policy {
@@ -474,7 +588,7 @@ mod tests {
             stats_total: None,
             ..ev
         };
-        let b = bound(&ev, w, None, None, &trusting);
+        let b = bound(&ev, &at(w, None), &trusting);
         // straddle 150 of which 500 - 450 = 50 proven warmup; last slice 100 is an edge.
         assert_eq!(b.interval.lo, 100.0);
         assert_eq!(b.interval.hi, 100.0 + 100.0 + 100.0);
@@ -489,14 +603,14 @@ mod tests {
             slices: s.clone(),
             ..Default::default()
         };
-        let b = bound(&ev, W, None, None, &Policy::default());
+        let b = bound(&ev, &at(W, None), &Policy::default());
         assert_eq!(b.gaps, 1);
         assert!(!b.interval.is_bounded());
         let cov = Coverage {
             first_ns: Some(9 * S),
             last_ns: Some(21 * S),
         };
-        let b = bound(&ev, W, Some(cov), None, &Policy::default());
+        let b = bound(&ev, &at(W, Some(cov)), &Policy::default());
         assert_eq!(b.interval.hi, 1000.0);
         assert_eq!(b.interval.lo, 700.0);
     }
@@ -507,7 +621,7 @@ mod tests {
             stats_total: Some(500.0),
             ..Default::default()
         };
-        let b = bound(&ev, W, None, None, &Policy::default());
+        let b = bound(&ev, &at(W, None), &Policy::default());
         assert_eq!(b.method, Method::Unbounded);
         assert_eq!(b.interval.est, 500.0);
         let cov = Coverage {
@@ -515,7 +629,7 @@ mod tests {
             last_ns: Some(21 * S),
         };
         // The endpoint was sampled around the window, but nothing shows this series was.
-        let b = bound(&ev, W, Some(cov), None, &Policy::default());
+        let b = bound(&ev, &at(W, Some(cov)), &Policy::default());
         assert_eq!(b.method, Method::Unbounded);
         let trusting = Policy {
             trust_phase_totals: true,
@@ -526,7 +640,7 @@ mod tests {
             phase_scoped: true,
             ..Default::default()
         };
-        let b = bound(&phase, W, None, None, &trusting);
+        let b = bound(&phase, &at(W, None), &trusting);
         assert_eq!(b.method, Method::PhaseTotal);
         assert_eq!((b.interval.lo, b.interval.hi), (500.0, 500.0));
     }
@@ -537,6 +651,6 @@ mod tests {
             stats_total: Some(f64::NAN),
             ..Default::default()
         };
-        assert!(bound(&ev, W, None, None, &Policy::default()).non_finite);
+        assert!(bound(&ev, &at(W, None), &Policy::default()).non_finite);
     }
 }

@@ -4,8 +4,9 @@
 
 use super::interval::{Interval, Method};
 use super::policy::Policy;
-use super::rates::Rate;
-use super::roles::RoleSource;
+use super::pools::Counted;
+use super::rates::{rate, Rate};
+use super::roles::{is_priced_role, role_name, Deployment, RoleSource};
 use super::verdict::{CpuComponent, Reason, Status};
 use crate::engines::{Counter, Engine};
 use crate::model::Role;
@@ -354,4 +355,98 @@ pub struct Accounting {
     pub telemetry: Telemetry,
     pub policy: Policy,
     pub legacy: Legacy,
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn legacy(
+    rates: &Rates,
+    tokens: &Tokens,
+    kv: &KvCache,
+    theoretical: Option<f64>,
+    eligible: bool,
+    status: Status,
+    c: Option<Interval>,
+    x: Option<Interval>,
+) -> Legacy {
+    let value = |r: Option<Rate>| r.and_then(|r| r.value);
+    // A rate without a value (0/0) gives null keys, never a number made from nothing.
+    let non_gpu = (c.is_some() || x.is_some()) && value(rates.gpu).is_some();
+    let external =
+        non_gpu.then(|| value(rates.cpu).unwrap_or(0.0) + value(rates.external).unwrap_or(0.0));
+    let round = |v: f64| -> Option<u64> {
+        (v.is_finite() && (0.0..1.8e19).contains(&v)).then(|| v.round() as u64)
+    };
+    Legacy {
+        server_gpu_cache_hit_rate: value(rates.gpu),
+        server_cpu_cache_hit_rate: value(rates.cpu),
+        server_external_cache_hit_rate: external,
+        total_prompt_tokens: tokens.prompt_total.and_then(round),
+        total_generation_tokens: tokens.generation_total.and_then(round),
+        kv_cache_pool_tokens: kv.pool_tokens.and_then(round),
+        theoretical_cache_hit_rate: theoretical,
+        cache_pricing_eligible: eligible,
+        cache_validity_status: status,
+    }
+}
+
+/// Per endpoint: its role, engine, counters, evidence and own overall rate; and the canonical
+/// counters summed per role (decode and frontend as telemetry).
+/// A role with `missing` workers (listed, never scraped) has sums unbounded above.
+pub fn endpoint_sources(
+    dep: &Deployment,
+    engines: &BTreeMap<String, Engine>,
+    counted: &Counted,
+    missing: &[(String, Role)],
+) -> (Vec<Source>, BTreeMap<String, Counters>) {
+    let mut by_role: BTreeMap<String, BTreeMap<Counter, Interval>> = BTreeMap::new();
+    let mut sources = Vec::new();
+    for (url, d) in &dep.decisions {
+        let e = counted.per_endpoint.get(url);
+        let mut counters = Counters::default();
+        let mut methods = BTreeMap::new();
+        let role = d.role.map(role_name).unwrap_or("unresolved");
+        for (c, (iv, m)) in e.iter().flat_map(|e| &e.counters) {
+            counters.set(*c, Bounds::from(*iv));
+            methods.insert(c.as_str().to_string(), *m);
+            let slot = by_role.entry(role.to_string()).or_default();
+            let sum = slot.get(c).map_or(*iv, |a| a.plus(*iv));
+            slot.insert(*c, sum);
+        }
+        let overall = e.and_then(|e| {
+            let f = e.counters.get(&Counter::Prompt)?.0;
+            let h = [Counter::HitGpu, Counter::HitCpu, Counter::HitExternal]
+                .iter()
+                .filter_map(|c| e.counters.get(c).map(|(i, _)| *i))
+                .reduce(Interval::plus)?;
+            rate(h, f, e.aligned())
+        });
+        sources.push(Source {
+            endpoint_url: url.clone(),
+            role: d.role,
+            role_source: d.source,
+            engine: engines.get(url).copied(),
+            priced: is_priced_role(d.role),
+            counters,
+            methods,
+            overall,
+        });
+    }
+    for (_, role) in missing {
+        if let Some(slot) = by_role.get_mut(role_name(*role)) {
+            for iv in slot.values_mut() {
+                *iv = iv.plus(Interval::unbounded(0.0));
+            }
+        }
+    }
+    let counters = by_role
+        .into_iter()
+        .map(|(role, m)| {
+            let mut cs = Counters::default();
+            for (c, iv) in m {
+                cs.set(c, Bounds::from(iv));
+            }
+            (role, cs)
+        })
+        .collect();
+    (sources, counters)
 }

@@ -12,12 +12,19 @@
 //! clamped into [lo, hi].
 
 use super::interval::Interval;
+use super::output::{Rates, TierAlias};
+use super::priced::PricedSums;
+use super::verdict::{Reason, ReasonCode};
+use crate::engines::{Counter, TierContext};
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Rate {
-    pub value: f64,
+    /// The point estimate; null when the denominator may be 0 (0/0 has no value).
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "number | null"))]
+    pub value: Option<f64>,
     pub lo: f64,
     pub hi: f64,
 }
@@ -33,48 +40,134 @@ pub fn rate(num: Interval, den: Interval, aligned: bool) -> Option<Rate> {
     if den.hi <= 0.0 {
         return None;
     }
-    if num.hi <= 0.0 {
-        // No hit at all, whatever the prompt count: exactly 0.
-        return Some(Rate {
-            value: 0.0,
-            lo: 0.0,
-            hi: 0.0,
-        });
-    }
     let (n, d) = (num.lo, den.lo);
     let n_max = num.hi - num.lo;
     let d_max = den.hi - den.lo;
-    let lo = if d_max.is_infinite() {
+    let lo = if d_max.is_infinite() || d + d_max <= 0.0 {
         0.0
-    } else if d + d_max > 0.0 {
-        n / (d + d_max)
     } else {
-        0.0
+        n / (d + d_max)
     };
     let m = n_max.min(d_max);
-    let hi = if !aligned {
+    let hi = if num.hi <= 0.0 {
+        // No hit at all, whatever the prompt count.
+        0.0
+    } else if !aligned {
         if d > 0.0 && n_max.is_finite() {
             (n + n_max) / d
         } else {
             1.0
         }
-    } else if m.is_infinite() {
+    } else if m.is_infinite() || d + m <= 0.0 {
         1.0
-    } else if d + m > 0.0 {
+    } else {
         (n + m) / (d + m)
-    } else {
-        1.0
     };
-    let (lo, hi) = (
-        lo.clamp(0.0, 1.0),
-        hi.clamp(0.0, 1.0).max(lo.clamp(0.0, 1.0)),
-    );
-    let value = if den.est > 0.0 {
-        (num.est / den.est).clamp(lo, hi)
-    } else {
-        (lo + hi) / 2.0
-    };
+    let lo = lo.clamp(0.0, 1.0);
+    let hi = hi.clamp(0.0, 1.0).max(lo);
+    let value = (d > 0.0 && den.est > 0.0).then(|| (num.est / den.est).clamp(lo, hi));
     Some(Rate { value, lo, hi })
+}
+
+/// Stage 6, the tier rates of the priced role (contract section 2) with their checks: hits
+/// surely above prompt tokens (`hits_exceed_prompt`), an overall rate wider than the policy
+/// allows (`rate_too_wide`), a denominator that may be 0 (`no_prompt_in_window`).
+pub fn tier_rates(
+    p: &PricedSums,
+    tiers: &TierContext,
+    tier_aliases: &BTreeSet<(Counter, Counter)>,
+    hits_uncounted: bool,
+    max_rate_width: f64,
+    reasons: &mut Vec<Reason>,
+) -> Rates {
+    let mut out = Rates {
+        value_rule: "ratio of the counters' point estimates (exact where exact; stats.total telemetry where unbounded; interval midpoints otherwise), clamped into [lo, hi]; null when no prompt token is surely in the window".to_string(),
+        tier_aliases: tier_aliases
+            .iter()
+            .map(|(a, b)| TierAlias {
+                tier: *a,
+                same_as: *b,
+            })
+            .collect(),
+        ..Rates::default()
+    };
+    let Some(f) = p.prompt else {
+        return out;
+    };
+    let aligned = p.aligned;
+    out.gpu = p.hit_gpu.and_then(|g| rate(g, f, aligned));
+    out.cpu = match (p.hit_cpu, tiers.offload_off()) {
+        (Some(c), _) => rate(c, f, aligned),
+        (None, true) if p.hit_gpu.is_some() => rate(Interval::ZERO, f, aligned),
+        _ => None,
+    };
+    out.external = p.hit_external.and_then(|x| rate(x, f, aligned));
+    out.overall = p.hits_all().and_then(|h| rate(h, f, aligned));
+    if hits_uncounted {
+        // Hits the engine counted as computed may be any part of the rest: never a silent
+        // GPU-only overall rate.
+        out.overall = out.overall.map(|o| Rate {
+            value: None,
+            hi: 1.0,
+            ..o
+        });
+    }
+    hits_exceed_prompt(p, f, reasons);
+    if f.lo <= 0.0 {
+        reasons.push(Reason::new(
+            ReasonCode::NoPromptInWindow,
+            format!(
+                "no prompt token is surely inside the window (prompt tokens in [0, {}]): the rate has no value",
+                fmt_hi(f.hi)
+            ),
+        ));
+    }
+    if let Some(o) = out.overall.filter(|o| o.width() > max_rate_width) {
+        reasons.push(Reason::new(
+            ReasonCode::RateTooWide,
+            format!(
+                "the overall rate is only known within [{:.6}, {:.6}] (width {:.6} > max_rate_width {})",
+                o.lo,
+                o.hi,
+                o.width(),
+                max_rate_width
+            ),
+        ));
+    }
+    out
+}
+
+fn hits_exceed_prompt(p: &PricedSums, f: Interval, reasons: &mut Vec<Reason>) {
+    let tiers = [
+        ("gpu", p.hit_gpu),
+        ("cpu", p.hit_cpu),
+        ("external", p.hit_external),
+    ];
+    let present = tiers.iter().filter(|(_, h)| h.is_some()).count();
+    let all = p
+        .hits_all()
+        .filter(|_| present > 1)
+        .map(|h| ("all", Some(h)));
+    for (name, hit) in tiers.into_iter().chain(all) {
+        if let Some(h) = hit.filter(|h| h.lo > f.hi) {
+            reasons.push(Reason::new(
+                ReasonCode::HitsExceedPrompt,
+                format!(
+                    "{name} hits ({}) exceed the prompt tokens ({})",
+                    h.lo,
+                    fmt_hi(f.hi)
+                ),
+            ));
+        }
+    }
+}
+
+pub(crate) fn fmt_hi(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.6}")
+    } else {
+        "unbounded".to_string()
+    }
 }
 
 #[cfg(test)]
@@ -92,7 +185,7 @@ mod tests {
     #[test]
     fn exact_counters_give_an_exact_rate() {
         let r = rate(Interval::exact(900.0), Interval::exact(1000.0), true).expect("rate");
-        assert_eq!((r.value, r.lo, r.hi), (0.9, 0.9, 0.9));
+        assert_eq!((r.value, r.lo, r.hi), (Some(0.9), 0.9, 0.9));
     }
 
     #[test]
@@ -101,7 +194,7 @@ mod tests {
         let r = rate(iv(800.0, 900.0), iv(1000.0, 1150.0), true).expect("rate");
         assert!((r.lo - 800.0 / 1150.0).abs() < 1e-12);
         assert!((r.hi - 900.0 / 1100.0).abs() < 1e-12);
-        assert!(r.lo <= r.value && r.value <= r.hi);
+        assert!(r.value.is_some_and(|v| r.lo <= v && v <= r.hi));
     }
 
     #[test]
@@ -134,7 +227,18 @@ mod tests {
         )
         .expect("rate");
         assert_eq!((r.lo, r.hi), (0.0, 1.0));
-        assert_eq!(r.value, 0.9);
+        // The prompt count may be 0: 0/0 has no value.
+        assert_eq!(r.value, None);
         assert!(rate(Interval::ZERO, Interval::ZERO, true).is_none());
+    }
+
+    #[test]
+    fn zero_traffic_has_no_value() {
+        // Prompt tokens in [0, 40]: the midpoint of [0, 1] would be a number made from nothing.
+        let r = rate(iv(0.0, 10.0), iv(0.0, 40.0), true).expect("rate");
+        assert_eq!(r.value, None);
+        assert_eq!((r.lo, r.hi), (0.0, 1.0));
+        let none = rate(Interval::ZERO, iv(0.0, 40.0), true).expect("rate");
+        assert_eq!((none.value, none.lo, none.hi), (None, 0.0, 0.0));
     }
 }

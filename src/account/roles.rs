@@ -4,7 +4,9 @@
 //! `engine_role`, a role in the URL path, or frontend-only families), or `single_endpoint`
 //! (exactly one engine endpoint and the launch facts say not disaggregated).
 
+use super::output::Roles;
 use super::verdict::{Reason, ReasonCode};
+use crate::engines::Engine;
 use crate::inspect::{host_port, role_from_path};
 use crate::model::{Labels, LaunchFacts, Role};
 use serde::Serialize;
@@ -151,10 +153,10 @@ pub fn assign(
                     Reason::new(
                         ReasonCode::RoleConflict,
                         format!(
-                            "launch facts say {r:?} but the series labels say {:?}",
-                            labelled.iter().collect::<Vec<_>>()
-                        )
-                        .to_lowercase(),
+                            "launch facts say {} but the series labels say {}",
+                            role_name(*r),
+                            names(&labelled)
+                        ),
                     )
                     .at(url.clone()),
                 );
@@ -177,7 +179,7 @@ pub fn assign(
             reasons.push(
                 Reason::new(
                     ReasonCode::RoleConflict,
-                    format!("series labels name several roles: {labelled:?}").to_lowercase(),
+                    format!("series labels name several roles: {}", names(&labelled)),
                 )
                 .at(url.clone()),
             );
@@ -222,6 +224,139 @@ pub fn assign(
         out.insert(url.clone(), decision);
     }
     out
+}
+
+/// A role as the result spells it.
+pub fn role_name(r: Role) -> &'static str {
+    match r {
+        Role::Prefill => "prefill",
+        Role::Decode => "decode",
+        Role::Unified => "unified",
+        Role::Frontend => "frontend",
+        Role::Excluded => "excluded",
+    }
+}
+
+fn names(roles: &BTreeSet<Role>) -> String {
+    roles
+        .iter()
+        .map(|r| role_name(*r))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Prefill and unified endpoints are priced; decode re-counts prompts it never served.
+pub fn is_priced_role(r: Option<Role>) -> bool {
+    matches!(r, Some(Role::Prefill | Role::Unified))
+}
+
+/// The role stage's result: every endpoint's decision and the priced engine endpoints.
+#[derive(Debug, Clone, Default)]
+pub struct Deployment {
+    pub decisions: BTreeMap<String, RoleDecision>,
+    /// Engine endpoints with the prefill or unified role, sorted.
+    pub priced: Vec<String>,
+    /// Some engine endpoint is priced or unresolved (so might be priced).
+    pub maybe_priced: bool,
+}
+
+impl Deployment {
+    pub fn new(
+        decisions: BTreeMap<String, RoleDecision>,
+        engines: &BTreeMap<String, Engine>,
+    ) -> Self {
+        let role = |u: &String| decisions.get(u).and_then(|d| d.role);
+        let priced = engines
+            .keys()
+            .filter(|u| is_priced_role(role(u)))
+            .cloned()
+            .collect();
+        let maybe_priced = engines
+            .keys()
+            .any(|u| is_priced_role(role(u)) || role(u).is_none());
+        Deployment {
+            decisions,
+            priced,
+            maybe_priced,
+        }
+    }
+
+    pub fn role_of(&self, url: &str) -> Option<Role> {
+        self.decisions.get(url).and_then(|d| d.role)
+    }
+}
+
+/// The verdict's `roles` block: every endpoint exactly once. Its source is the one source
+/// that decided the engine endpoints, or `unresolved` when any is unresolved.
+pub fn roles_block(dep: &Deployment, engines: &BTreeMap<String, Engine>) -> Roles {
+    let mut out = Roles {
+        source: RoleSource::Unresolved,
+        prefill: vec![],
+        decode: vec![],
+        unified: vec![],
+        frontend: vec![],
+        excluded: vec![],
+        unresolved: vec![],
+    };
+    let mut sources_used: BTreeSet<RoleSource> = BTreeSet::new();
+    for (url, d) in &dep.decisions {
+        let list = match d.role {
+            Some(Role::Prefill) => &mut out.prefill,
+            Some(Role::Decode) => &mut out.decode,
+            Some(Role::Unified) => &mut out.unified,
+            Some(Role::Frontend) => &mut out.frontend,
+            Some(Role::Excluded) => &mut out.excluded,
+            None => &mut out.unresolved,
+        };
+        list.push(url.clone());
+        if d.role.is_some() && engines.contains_key(url) {
+            sources_used.insert(d.source);
+        }
+    }
+    if out.unresolved.is_empty() {
+        out.source = sources_used
+            .into_iter()
+            .next()
+            .unwrap_or(RoleSource::Unresolved);
+    }
+    out
+}
+
+/// Roles against the endpoints' metric shapes. In a disaggregated deployment the prefill
+/// workers generate about one token per request and the decode workers generate the output;
+/// prefill endpoints generating more than decode ones (by half again) means the roles given
+/// are swapped or wrong. Detectable only where both roles export a generation counter;
+/// a deployment whose requests generate one token each cannot be told apart.
+pub fn check_shapes(
+    dep: &Deployment,
+    generation: impl Fn(&str) -> Option<f64>,
+    reasons: &mut Vec<Reason>,
+) {
+    let sum_of = |role: Role| {
+        let urls: Vec<&String> = dep
+            .decisions
+            .iter()
+            .filter(|(_, d)| d.role == Some(role))
+            .map(|(u, _)| u)
+            .collect();
+        if urls.is_empty() {
+            return None;
+        }
+        urls.iter()
+            .map(|u| generation(u))
+            .try_fold(0.0, |acc, g| g.map(|g| acc + g))
+    };
+    let (Some(p), Some(d)) = (sum_of(Role::Prefill), sum_of(Role::Decode)) else {
+        return;
+    };
+    if p > 0.0 && p > 1.5 * d {
+        reasons.push(Reason::new(
+            ReasonCode::RoleShapeConflict,
+            format!(
+                "the prefill endpoints generated {p:.0} tokens and the decode endpoints {d:.0}: prefill workers generate about one token per request, so the roles look swapped"
+            ),
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -205,3 +205,34 @@ pub fn codes(a: &Accounting) -> Vec<&'static str> {
 pub fn approx(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-5
 }
+
+/// A tier's rate (`gpu`, `cpu`, `external`, `overall`) from the priced role's counter
+/// telemetry values (the exports' totals): the arithmetic the upstream tests check. The rate
+/// itself has no value where the evidence does not bound the window (contract r2, section 4).
+pub fn telemetry_rate(a: &Accounting, tier: &str) -> f64 {
+    let role = if a.counters.contains_key("prefill") {
+        "prefill"
+    } else {
+        "unified"
+    };
+    let c = &a.counters[role];
+    let v = |b: Option<kvledger::account::output::Bounds>| b.map_or(0.0, |b| b.value);
+    let hits = match tier {
+        "gpu" => v(c.hit_gpu),
+        "cpu" => v(c.hit_cpu),
+        "external" => v(c.hit_external),
+        _ => v(c.hit_gpu) + v(c.hit_cpu) + v(c.hit_external),
+    };
+    hits / v(c.prompt)
+}
+
+/// `account_export` plus raw scrapes at the window's edges and one profiling record that
+/// spans the window: the counters' increases are exact, so the rates have values.
+pub fn account_bounded(series: &[Ser], launch: impl Into<String>) -> Accounting {
+    account(&[
+        ("server_metrics_export.json", export_json(series, &[])),
+        ("server_metrics_export.jsonl", scrapes_jsonl(series, 1000.0)),
+        ("profile_export.jsonl", records(&[1], &[])),
+        ("launch.json", launch.into()),
+    ])
+}

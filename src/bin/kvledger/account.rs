@@ -9,8 +9,21 @@ use kvledger::{ErrorCode, ReadError};
 
 fn fmt_rate(r: Option<Rate>) -> String {
     match r {
-        Some(r) if r.lo == r.hi => format!("{:.5} (exact)", r.value),
-        Some(r) => format!("{:.5} [{:.5}, {:.5}]", r.value, r.lo, r.hi),
+        Some(Rate {
+            value: Some(v),
+            lo,
+            hi,
+        }) if lo == hi => format!("{v:.5} (exact)"),
+        Some(Rate {
+            value: Some(v),
+            lo,
+            hi,
+        }) => format!("{v:.5} [{lo:.5}, {hi:.5}]"),
+        Some(Rate {
+            value: None,
+            lo,
+            hi,
+        }) => format!("no value [{lo:.5}, {hi:.5}]"),
         None => "-".to_string(),
     }
 }

@@ -1,0 +1,135 @@
+//! Stage 1, endpoints (contract sections 2–3): every endpoint the run names (exports,
+//! `endpoint_info`, timed and untimed captures), the engine each runs (from the metric
+//! prefixes it exports; a framework name is only a tie-break hint), and the facts roles are
+//! decided from. Also what an engine adapter sees of an endpoint (`present_keys`).
+
+use super::evidence::Evidence;
+use super::roles::EndpointFacts;
+use crate::engines::{detect_engine, dynamo, sglang, trtllm, Counter, Engine};
+use crate::model::{Labels, LaunchFacts, MetricType};
+use crate::read::names::canonical_family;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The run's endpoints: role facts for every one, the engine of those that run one.
+#[derive(Debug, Clone, Default)]
+pub struct Endpoints {
+    pub facts: BTreeMap<String, EndpointFacts>,
+    pub engines: BTreeMap<String, Engine>,
+}
+
+/// Detect every endpoint's engine and gather its role facts.
+pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
+    let framework = launch.and_then(|l| l.framework.as_deref());
+    let mut out = Endpoints::default();
+    let no_families = BTreeMap::new();
+    for url in &ev.endpoints {
+        let fams = ev.families.get(url).unwrap_or(&no_families);
+        let engine = detect_engine(fams.keys().map(String::as_str), framework);
+        let label_sets: Vec<Labels> = ev
+            .label_sets
+            .get(url)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default();
+        out.facts.insert(
+            url.clone(),
+            EndpointFacts {
+                has_engine: engine.is_some(),
+                has_frontend: fams.keys().any(|k| dynamo::is_frontend_family(k)),
+                label_sets,
+            },
+        );
+        if let Some(e) = engine {
+            out.engines.insert(url.clone(), e);
+        }
+    }
+    out
+}
+
+/// The families an adapter may consult, plus markers for facts that depend on labels or type.
+pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<String> {
+    let mut present: BTreeSet<String> = ev
+        .families
+        .get(endpoint)
+        .map(|f| f.keys().cloned().collect())
+        .unwrap_or_default();
+    match engine {
+        Engine::Sglang => {
+            let sets: Vec<&Labels> = ev
+                .series
+                .keys()
+                .filter(|k| {
+                    k.endpoint_url == endpoint && canonical_family(&k.spelling) == sglang::CACHED
+                })
+                .map(|k| &k.labels)
+                .collect();
+            match sglang::breakdown(sets) {
+                sglang::Breakdown::Tiers => {
+                    present.insert(sglang::MARK_TIERS.to_string());
+                }
+                sglang::Breakdown::TotalOnly => {
+                    present.insert(sglang::MARK_TOTAL_ONLY.to_string());
+                }
+                sglang::Breakdown::Unlabelled => {}
+            }
+        }
+        Engine::Trtllm => {
+            let is_counter = ev
+                .families
+                .get(endpoint)
+                .and_then(|f| f.get(trtllm::CACHED))
+                .is_some_and(|i| {
+                    !matches!(
+                        i.metric_type,
+                        Some(MetricType::Histogram | MetricType::Gauge)
+                    )
+                })
+                && ev.series.keys().any(|k| {
+                    k.endpoint_url == endpoint && canonical_family(&k.spelling) == trtllm::CACHED
+                });
+            if is_counter {
+                present.insert(trtllm::MARK_CACHED_COUNTER.to_string());
+            }
+            let fam_type = |k: &str| {
+                ev.families
+                    .get(endpoint)
+                    .and_then(|f| f.get(k))
+                    .map(|i| i.metric_type)
+            };
+            if fam_type(trtllm::CACHED_PER_REQUEST).is_some()
+                || fam_type(trtllm::CACHED) == Some(Some(MetricType::Histogram))
+            {
+                present.insert(trtllm::MARK_CACHED_HISTOGRAM.to_string());
+            }
+            let tier_present = |c: Counter| {
+                ev.series.keys().any(|k| {
+                    k.endpoint_url == endpoint
+                        && canonical_family(&k.spelling) == trtllm::BY_TIER
+                        && k.labels
+                            .get("cache_tier")
+                            .and_then(|t| trtllm::tier_counter(t))
+                            == Some(c)
+                })
+            };
+            if tier_present(Counter::HitCpu) {
+                present.insert(trtllm::MARK_HOST_TIER.to_string());
+            }
+            if tier_present(Counter::HitExternal) {
+                present.insert(trtllm::MARK_EXTERNAL_TIER.to_string());
+            }
+        }
+        Engine::Vllm => {
+            let external = ev.series.keys().any(|k| {
+                k.endpoint_url == endpoint
+                    && canonical_family(&k.spelling) == crate::engines::vllm::BY_SOURCE
+                    && k.labels
+                        .get("source")
+                        .is_some_and(|v| v.eq_ignore_ascii_case("external_kv_transfer"))
+            });
+            if external {
+                present.insert(crate::engines::vllm::MARK_EXTERNAL_SOURCE.to_string());
+            }
+        }
+        Engine::Atom => {}
+    }
+    present
+}

@@ -1,0 +1,311 @@
+//! Stage 4, counters per endpoint (contract sections 2–4): each series of an engine endpoint
+//! is mapped by its engine adapter to canonical counters, bounded (`interval::bound`), and
+//! pooled: replica series (`tp_rank`, `pp_rank`, `moe_ep_rank`) of one pool must agree, pools
+//! are summed. A priced counter under two alias names, disagreeing replicas, resets,
+//! contradicting evidence and non-finite values are reasons here.
+
+use super::endpoints::present_keys;
+use super::evidence::SeriesKey;
+use super::interval::{bound, Bounded, Interval, Method};
+use super::roles::{is_priced_role, Deployment};
+use super::verdict::{Reason, ReasonCode};
+use super::Ctx;
+use crate::engines::{adapter, Counter, Engine, FamilyView, REPLICA_LABELS};
+use crate::model::{Labels, Role};
+use crate::read::names::canonical_family;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Pools of one family: pool labels → the replica series of that pool.
+type Pools = BTreeMap<Labels, Vec<(SeriesKey, Bounded)>>;
+
+/// Per endpoint: each canonical counter's pooled interval and its weakest evidence.
+#[derive(Debug, Clone, Default)]
+pub struct EndpointCounters {
+    pub counters: BTreeMap<Counter, (Interval, Method)>,
+    pub straddles: u32,
+    pub gaps: u32,
+}
+
+impl EndpointCounters {
+    /// The `n ≤ d` rate argument needs every priced counter bounded by one kind of evidence
+    /// with no grid gaps (contract section 4, (r2)).
+    pub fn aligned(&self) -> bool {
+        let methods: BTreeSet<u8> = self
+            .counters
+            .iter()
+            .filter(|(c, _)| c.is_priced())
+            .map(|(_, (_, m))| m.rank())
+            .collect();
+        self.gaps == 0 && methods.len() <= 1
+    }
+}
+
+/// What the adapters said about the priced endpoints as a whole.
+#[derive(Debug, Clone, Default)]
+pub struct Counted {
+    pub per_endpoint: BTreeMap<String, EndpointCounters>,
+    /// Every priced endpoint reads a CPU-tier hit counter.
+    pub cpu_measured_all: bool,
+    pub tier_aliases: BTreeSet<(Counter, Counter)>,
+    pub ratio_gauges: BTreeSet<String>,
+    /// A priced endpoint's engine leaves some hits uncounted (`cpu_tier_uncounted`): the
+    /// overall rate is bounded below only.
+    pub hits_uncounted: bool,
+}
+
+/// Count every engine endpoint.
+pub fn count(
+    ctx: &Ctx<'_>,
+    engines: &BTreeMap<String, Engine>,
+    dep: &Deployment,
+    reasons: &mut Vec<Reason>,
+) -> Counted {
+    let mut out = Counted {
+        cpu_measured_all: !dep.priced.is_empty(),
+        ..Counted::default()
+    };
+    for (url, engine) in engines {
+        let role = dep.role_of(url);
+        let priced = is_priced_role(role);
+        let mut counters = endpoint_counters(ctx, url, *engine, priced, reasons);
+        let present = present_keys(ctx.ev, url, *engine);
+        let assessment = adapter(*engine).assess(url, &present, &ctx.tiers);
+        if let Some((_, m)) = counters.counters.get(&Counter::Prompt).copied() {
+            for c in &assessment.zero_when_absent {
+                counters.counters.entry(*c).or_insert((Interval::ZERO, m));
+            }
+        }
+        out.ratio_gauges
+            .extend(assessment.ratio_gauges.iter().cloned());
+        if priced {
+            out.hits_uncounted |= assessment
+                .reasons
+                .iter()
+                .any(|r| r.code == ReasonCode::CpuTierUncounted);
+            reasons.extend(assessment.reasons);
+            out.cpu_measured_all &= assessment.cpu_measured;
+            out.tier_aliases.extend(assessment.tier_aliases);
+            if let Some(why) = ctx.restarts.get(url) {
+                reasons.push(
+                    Reason::new(ReasonCode::CounterReset, why.clone())
+                        .at(url.clone())
+                        .metric(super::evidence::PROCESS_START),
+                );
+            }
+        }
+        if role == Some(Role::Decode) {
+            reasons.push(
+                Reason::new(
+                    ReasonCode::DecodeExcluded,
+                    "decode endpoint: re-counts prompts it never served from cache; excluded from rates and totals",
+                )
+                .at(url.clone()),
+            );
+        }
+        out.per_endpoint.insert(url.clone(), counters);
+    }
+    out
+}
+
+fn labels_without_replicas(l: &Labels) -> Labels {
+    l.iter()
+        .filter(|(k, _)| !REPLICA_LABELS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    if a.is_infinite() || b.is_infinite() {
+        return a == b;
+    }
+    (a - b).abs() <= 1e-6 + 1e-9 * a.abs().max(b.abs())
+}
+
+fn agree(a: &Bounded, b: &Bounded) -> bool {
+    close(a.interval.lo, b.interval.lo)
+        && close(a.interval.hi, b.interval.hi)
+        && close(a.interval.est, b.interval.est)
+}
+
+/// Map and bound the series of one endpoint: counter → canonical family → pool → replicas.
+fn map_series(
+    ctx: &Ctx<'_>,
+    endpoint: &str,
+    engine: Engine,
+) -> BTreeMap<Counter, BTreeMap<String, Pools>> {
+    let ad = adapter(engine);
+    let present = present_keys(ctx.ev, endpoint, engine);
+    let families = ctx.ev.families.get(endpoint);
+    let at = ctx.series_context(endpoint);
+    let mut mapped: BTreeMap<Counter, BTreeMap<String, Pools>> = BTreeMap::new();
+    let from = SeriesKey {
+        endpoint_url: endpoint.to_string(),
+        spelling: String::new(),
+        labels: Labels::new(),
+    };
+    for (key, sev) in ctx.ev.series.range(from..) {
+        if key.endpoint_url != endpoint {
+            break;
+        }
+        let canon = canonical_family(&key.spelling);
+        let view = FamilyView {
+            key: &canon,
+            spelling: &key.spelling,
+            metric_type: families
+                .and_then(|f| f.get(&canon))
+                .and_then(|i| i.metric_type),
+        };
+        let counters = ad.map_series(&view, &key.labels, &present, &ctx.tiers);
+        if counters.is_empty() {
+            continue;
+        }
+        let b = bound(sev, &at, ctx.policy);
+        for c in counters {
+            mapped
+                .entry(c)
+                .or_default()
+                .entry(canon.clone())
+                .or_default()
+                .entry(labels_without_replicas(&key.labels))
+                .or_default()
+                .push((key.clone(), b.clone()));
+        }
+    }
+    mapped
+}
+
+/// Map, bound, pool and check the counters of one engine endpoint.
+fn endpoint_counters(
+    ctx: &Ctx<'_>,
+    endpoint: &str,
+    engine: Engine,
+    priced: bool,
+    reasons: &mut Vec<Reason>,
+) -> EndpointCounters {
+    let mut out = EndpointCounters::default();
+    for (counter, by_family) in map_series(ctx, endpoint, engine) {
+        let mut total: Option<Interval> = None;
+        let mut weakest = Method::PhaseTotal;
+        for (family, pools) in by_family {
+            let keep = alias_check(counter, &family, &pools, endpoint, priced, reasons);
+            for series in pools.values() {
+                let series: Vec<&Bounded> = series
+                    .iter()
+                    .filter(|(k, _)| k.spelling == keep)
+                    .map(|(_, b)| b)
+                    .collect();
+                let Some(first) = series.first() else {
+                    continue;
+                };
+                if priced {
+                    series_checks(&series, endpoint, &family, reasons);
+                }
+                if first.method.rank() > weakest.rank() {
+                    weakest = first.method;
+                }
+                out.straddles += first.straddles;
+                out.gaps += first.gaps;
+                let pool = replica_hull(&series);
+                total = Some(total.map_or(pool, |t| t.plus(pool)));
+            }
+        }
+        if let Some(t) = total {
+            out.counters.insert(counter, (t, weakest));
+        }
+    }
+    out
+}
+
+/// Replicas of one pool should agree; when they do not, one of them is right and the hull
+/// of theirs contains it (the run is refused anyway: `replica_disagreement`).
+fn replica_hull(series: &[&Bounded]) -> Interval {
+    let lo = series
+        .iter()
+        .map(|b| b.interval.lo)
+        .fold(f64::INFINITY, f64::min);
+    let hi = series.iter().map(|b| b.interval.hi).fold(0.0, f64::max);
+    let est = series.first().map_or(lo, |b| b.interval.est);
+    Interval {
+        lo,
+        hi,
+        est: est.clamp(lo, hi.max(lo)),
+    }
+}
+
+/// One counter under several spellings on one endpoint: refused when priced, else the first
+/// spelling is kept. Returns the spelling kept.
+fn alias_check(
+    counter: Counter,
+    family: &str,
+    pools: &Pools,
+    endpoint: &str,
+    priced: bool,
+    reasons: &mut Vec<Reason>,
+) -> String {
+    let spellings: BTreeSet<&str> = pools
+        .values()
+        .flatten()
+        .map(|(k, _)| k.spelling.as_str())
+        .collect();
+    if spellings.len() > 1 {
+        let names = spellings.iter().copied().collect::<Vec<_>>().join(", ");
+        let n = spellings.len();
+        let c = counter.as_str();
+        let reason = if counter.is_priced() && priced {
+            Reason::new(
+                ReasonCode::AliasCollision,
+                format!(
+                    "{c} is exported under {n} names ({names}): refusing to guess which to price"
+                ),
+            )
+        } else {
+            Reason::new(
+                ReasonCode::AliasDropped,
+                format!("{c} is exported under {n} names ({names}); kept the first"),
+            )
+        };
+        reasons.push(reason.at(endpoint).metric(family));
+    }
+    spellings
+        .iter()
+        .next()
+        .map(|s| s.to_string())
+        .unwrap_or_default()
+}
+
+/// The checks on the replica series of one pool of a priced counter.
+fn series_checks(series: &[&Bounded], endpoint: &str, family: &str, reasons: &mut Vec<Reason>) {
+    let mut push = |code, detail: String| {
+        reasons.push(Reason::new(code, detail).at(endpoint).metric(family));
+    };
+    if let Some(first) = series.first() {
+        if series.iter().any(|b| !agree(b, first)) {
+            push(
+                ReasonCode::ReplicaDisagreement,
+                format!(
+                    "{} replica series of one pool ({}) disagree",
+                    series.len(),
+                    REPLICA_LABELS.join("/")
+                ),
+            );
+        }
+    }
+    if series.iter().any(|b| b.reset) {
+        push(
+            ReasonCode::CounterReset,
+            "the counter decreased inside the window (a restart): the mass before the restart was never observed, so the increase has no upper bound".to_string(),
+        );
+    }
+    if series.iter().any(|b| b.non_finite) {
+        push(
+            ReasonCode::NonFiniteCounter,
+            "a counter value is NaN, infinite or negative".to_string(),
+        );
+    }
+    if series.iter().any(|b| b.conflict) {
+        push(
+            ReasonCode::EvidenceConflict,
+            "two kinds of evidence about this series contradict each other (export vs scrapes, CSV vs JSON, or two values at one timestamp): the interval kept is their hull".to_string(),
+        );
+    }
+}

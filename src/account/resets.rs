@@ -1,0 +1,52 @@
+//! Where resets are decided. A counter that decreased between two raw samples, or whose
+//! slices add up to more than its AIPerf total (AIPerf clamps a decrease to 0), is caught per
+//! series in `interval` (`Bounded::reset`). A restart that no scrape caught lower than before
+//! is seen here, per endpoint, in the process collector's `process_start_time_seconds`: a
+//! change inside the window means every counter of the endpoint restarted at 0. Either way the
+//! series is `INVALID_COUNTER` (`counter_reset`): lo keeps the observed increments and hi is
+//! unbounded, since the mass before the restart was never observed.
+
+use super::evidence::Evidence;
+use super::interval::Window;
+use std::collections::BTreeMap;
+
+/// Per endpoint: why its process is known to have restarted inside the window.
+pub fn restarts(ev: &Evidence, window: Option<Window>) -> BTreeMap<String, String> {
+    ev.endpoints
+        .iter()
+        .filter_map(|url| restart_evidence(ev, url, window).map(|why| (url.clone(), why)))
+        .collect()
+}
+
+fn restart_evidence(ev: &Evidence, endpoint: &str, window: Option<Window>) -> Option<String> {
+    if let Some((lo, hi)) = ev.process_start_stats.get(endpoint) {
+        if hi > lo {
+            return Some(format!(
+                "the process restarted during the profiling phase (process_start_time_seconds went from {lo} to {hi}): its counters restarted at 0"
+            ));
+        }
+    }
+    let samples = ev.process_start_samples.get(endpoint)?;
+    let (from, to) = match window {
+        Some(w) => (
+            samples
+                .iter()
+                .rev()
+                .find(|s| s.0 <= w.start_ns)
+                .or(samples.first())?,
+            samples
+                .iter()
+                .find(|s| s.0 >= w.end_ns)
+                .or(samples.last())?,
+        ),
+        // Without a window every sample may be in it.
+        None => (samples.first()?, samples.last()?),
+    };
+    let moved = samples
+        .iter()
+        .filter(|s| s.0 >= from.0 && s.0 <= to.0)
+        .any(|s| s.1.to_bits() != from.1.to_bits());
+    moved.then(|| {
+        "the process restarted inside the window (process_start_time_seconds changed): its counters restarted at 0".to_string()
+    })
+}

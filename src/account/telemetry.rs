@@ -1,0 +1,185 @@
+//! Stage 10, what is reported and never priced (contract section 7): KV capacity and usage,
+//! offload volume and bandwidth, ratio gauges, the Dynamo frontend's and vLLM's own hit
+//! ratios, and the theoretical hit rate from the run summary. Notes say that ratio gauges and
+//! frontends are telemetry.
+
+use super::diagnostics;
+use super::evidence::Evidence;
+use super::output::{KvCache, KvEndpoint, Offload, Telemetry};
+use super::roles::RoleDecision;
+use super::tokens::family_estimate;
+use super::verdict::{Reason, ReasonCode};
+use super::Ctx;
+use crate::engines::{dynamo, Engine};
+use crate::model::{Role, RunSummary};
+use crate::read::names::canonical_family;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Ratio gauges (means of series averages), frontend and vLLM hit ratios; the notes saying
+/// they are telemetry, and that frontends re-exporting engine series are a separate scope.
+pub fn telemetry(
+    ctx: &Ctx<'_>,
+    engines: &BTreeMap<String, Engine>,
+    decisions: &BTreeMap<String, RoleDecision>,
+    priced: &[String],
+    mut ratio_gauges: BTreeSet<String>,
+    reasons: &mut Vec<Reason>,
+) -> Telemetry {
+    let ev = ctx.ev;
+    for g in dynamo::RATIO_GAUGES {
+        if ev.families.values().any(|f| f.contains_key(g)) {
+            ratio_gauges.insert(g.to_string());
+        }
+    }
+    if !ratio_gauges.is_empty() {
+        reasons.push(
+            Reason::new(
+                ReasonCode::RatioGaugeTelemetry,
+                "ratio gauges are reported as telemetry only: never priced, never averaged into a rate",
+            )
+            .metric(ratio_gauges.iter().cloned().collect::<Vec<_>>().join(", ")),
+        );
+    }
+    for (url, d) in decisions {
+        if d.role == Some(Role::Frontend) && engines.contains_key(url) {
+            reasons.push(
+                Reason::new(
+                    ReasonCode::FrontendSeparate,
+                    "frontend endpoint re-exporting engine series: a separate scope, never priced",
+                )
+                .at(url.clone()),
+            );
+        }
+    }
+    let mut telemetry = Telemetry::default();
+    for name in &ratio_gauges {
+        let vals: Vec<f64> = ev
+            .gauges
+            .iter()
+            .filter(|(k, _)| canonical_family(&k.spelling) == *name)
+            .filter_map(|(_, (a, _))| a.filter(|v| v.is_finite()))
+            .collect();
+        if !vals.is_empty() {
+            telemetry
+                .ratio_gauges
+                .insert(name.clone(), vals.iter().sum::<f64>() / vals.len() as f64);
+        }
+    }
+    telemetry.frontend_hit_rate = frontend_hit_rate(ev);
+    telemetry.vllm_hits_over_queries = vllm_hits_over_queries(ctx, priced, engines);
+    telemetry
+}
+
+/// The summary's theoretical prefix-cache hit rate as a fraction.
+pub fn theoretical(summary: Option<&RunSummary>) -> Option<f64> {
+    let s = summary?;
+    let v = s.theoretical_prefix_cache_hit?;
+    let percent = s
+        .theoretical_prefix_cache_hit_unit
+        .as_deref()
+        .is_some_and(|u| u.contains('%') || u.eq_ignore_ascii_case("percent"));
+    let v = if percent { v / 100.0 } else { v };
+    v.is_finite().then_some(v)
+}
+
+pub fn kv_cache(
+    ev: &Evidence,
+    engines: &BTreeMap<String, Engine>,
+    decisions: &BTreeMap<String, RoleDecision>,
+) -> KvCache {
+    let mut endpoints = Vec::new();
+    let mut pools: BTreeMap<Role, Option<f64>> = BTreeMap::new();
+    for (url, e) in engines {
+        let role = decisions.get(url).and_then(|d| d.role);
+        let cap = diagnostics::capacity(ev, url, *e);
+        let (avg, max) = diagnostics::usage(ev, url, *e);
+        if let Some(r) = role {
+            let slot = pools.entry(r).or_insert(Some(0.0));
+            *slot = match (*slot, cap) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            };
+        }
+        endpoints.push(KvEndpoint {
+            endpoint_url: url.clone(),
+            role,
+            capacity_tokens: cap,
+            usage_avg: avg,
+            usage_max: max,
+        });
+    }
+    let prefill = pools.get(&Role::Prefill).copied().flatten();
+    let decode = pools.get(&Role::Decode).copied().flatten();
+    let unified = pools.get(&Role::Unified).copied().flatten();
+    KvCache {
+        pool_tokens: if pools.contains_key(&Role::Decode) {
+            decode
+        } else {
+            unified
+        },
+        prefill_pool_tokens: prefill,
+        decode_pool_tokens: decode,
+        endpoints,
+    }
+}
+
+pub fn offload(engines: &BTreeMap<String, Engine>, ctx: &Ctx<'_>) -> Offload {
+    let mut o = Offload::default();
+    for (url, e) in engines {
+        let Some(fams) = diagnostics::offload_families(*e) else {
+            continue;
+        };
+        let eps = [url];
+        let add = |slot: &mut Option<f64>, fam: &str| {
+            if fam.is_empty() {
+                return;
+            }
+            if let Some(v) = family_estimate(ctx, &eps, fam) {
+                *slot = Some(slot.unwrap_or(0.0) + v);
+            }
+        };
+        add(&mut o.bytes_gpu_to_cpu, fams[0]);
+        add(&mut o.bytes_cpu_to_gpu, fams[1]);
+        add(&mut o.time_gpu_to_cpu_s, fams[2]);
+        add(&mut o.time_cpu_to_gpu_s, fams[3]);
+    }
+    let bw = |b: Option<f64>, t: Option<f64>| match (b, t) {
+        (Some(b), Some(t)) if t > 0.0 => Some(b / t),
+        _ => None,
+    };
+    o.bandwidth_gpu_to_cpu_bytes_per_s = bw(o.bytes_gpu_to_cpu, o.time_gpu_to_cpu_s);
+    o.bandwidth_cpu_to_gpu_bytes_per_s = bw(o.bytes_cpu_to_gpu, o.time_cpu_to_gpu_s);
+    o
+}
+
+fn frontend_hit_rate(ev: &Evidence) -> Option<f64> {
+    let sum_of = |fam: &str| -> Option<f64> {
+        let v: Vec<f64> = ev
+            .histograms
+            .iter()
+            .filter(|(k, _)| canonical_family(&k.spelling) == fam)
+            .filter_map(|(_, (_, s))| *s)
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum())
+    };
+    let cached = sum_of(dynamo::FRONTEND_CACHED)?;
+    let input = sum_of(dynamo::FRONTEND_ISL)?;
+    (input > 0.0).then(|| cached / input)
+}
+
+fn vllm_hits_over_queries(
+    ctx: &Ctx<'_>,
+    priced: &[String],
+    engines: &BTreeMap<String, Engine>,
+) -> Option<f64> {
+    let eps: Vec<&String> = priced
+        .iter()
+        .filter(|u| engines.get(*u) == Some(&Engine::Vllm))
+        .collect();
+    if eps.is_empty() {
+        return None;
+    }
+    let hits = family_estimate(ctx, &eps, crate::engines::vllm::HITS)?;
+    let queries = family_estimate(ctx, &eps, crate::engines::vllm::QUERIES)?;
+    (queries > 0.0).then(|| hits / queries)
+}
