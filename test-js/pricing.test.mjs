@@ -140,7 +140,7 @@ test("per-segment frontier eligibility", () => {
 test("historical trend: no extrapolation, knots exact, synthetic extension", () => {
   const ks = [knot(20, 800, undefined, undefined, 0.5), knot(60, 400, undefined, undefined, 0.5)];
   const groups = [{ date: "2026-08-02", points: ks }, { date: "2026-08-01", points: ks }];
-  const line = trendSeries(groups, 40, "2026-09-01", { policy: "legacy", mode: "trend" });
+  const line = trendSeries(groups, 40, "2026-09-01", { policy: "legacy", surface: "trend" });
   assert.deepEqual(line.map((p) => [p.date, p.synthetic]), [["2026-08-01", false], ["2026-08-02", false], ["2026-09-01", true]]);
   close(line[0].value.revenuePerGpuHour, 0.0036 * line[0].value.throughputPerGpu);
   assert.equal(trendSeries(groups, 70, undefined, { policy: "legacy" })[0].value.priced, false);
