@@ -133,6 +133,73 @@ fn legacy_hit_rate(
     (None, HitRateSource::None)
 }
 
+/// `strict`'s hit rate (CONTRACT section 8): the measured rate, only with an eligible verdict
+/// and inside [0, 1]; every other case pushes a refusal.
+fn strict_hit_rate(
+    p: &PointFacts,
+    reasons: &mut Vec<PricingReason>,
+) -> (Option<f64>, Option<ValueBounds>, HitRateSource) {
+    let mut hit_rate = None;
+    let mut hit_bounds = None;
+    let mut hit_source = HitRateSource::None;
+    let measured = p.measured.and_then(|m| finite(m.value).map(|v| (v, m)));
+    match (&p.validity, measured) {
+        (
+            Validity::Ineligible {
+                status,
+                reasons: vr,
+            },
+            _,
+        ) => {
+            let mut r = refuse(
+                PricingCode::CacheIneligible,
+                format!(
+                    "the accounting verdict is {}: the rate may not be priced",
+                    status.as_deref().unwrap_or("not eligible")
+                ),
+            );
+            r.verdict_status = status.clone();
+            r.verdict_reasons = vr.clone();
+            reasons.push(r);
+        }
+        (Validity::Malformed { detail }, _) => {
+            reasons.push(refuse(PricingCode::CacheValidityMalformed, detail.clone()))
+        }
+        (_, None) => reasons.push(refuse(
+            PricingCode::CacheUnmeasured,
+            if p.workload == Workload::PrefixReuse {
+                "prefix-reuse workload without a measured hit rate"
+            } else {
+                "no measured hit rate and the workload is not known to be fixed-sequence"
+            },
+        )),
+        (Validity::Missing, Some(_)) => reasons.push(refuse(
+            PricingCode::CacheValidityMissing,
+            "a measured rate without a validity verdict: eligibility not proven",
+        )),
+        (Validity::Eligible, Some((v, m))) => {
+            if !(0.0..=1.0).contains(&v) {
+                reasons.push(refuse(
+                    PricingCode::CacheRateInvalid,
+                    format!("measured hit rate {v} is outside [0, 1]"),
+                ));
+            } else {
+                hit_rate = Some(v);
+                hit_source = HitRateSource::Measured;
+                if let (Some(lo), Some(hi)) = (finite(m.lo), finite(m.hi)) {
+                    if lo <= v && v <= hi {
+                        hit_bounds = Some(ValueBounds {
+                            lo: clamp01(lo),
+                            hi: clamp01(hi),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    (hit_rate, hit_bounds, hit_source)
+}
+
 /// Select throughput, hit rate and input share for `p` under `policy`; `surface` matters only
 /// under `legacy`.
 pub fn select_on(p: &PointFacts, policy: PricingPolicy, surface: LegacySurface) -> Selection {
@@ -188,61 +255,7 @@ pub fn select_on(p: &PointFacts, policy: PricingPolicy, surface: LegacySurface) 
             )),
         },
         PricingPolicy::Strict => {
-            let measured = p.measured.and_then(|m| finite(m.value).map(|v| (v, m)));
-            match (&p.validity, measured) {
-                (
-                    Validity::Ineligible {
-                        status,
-                        reasons: vr,
-                    },
-                    _,
-                ) => {
-                    let mut r = refuse(
-                        PricingCode::CacheIneligible,
-                        format!(
-                            "the accounting verdict is {}: the rate may not be priced",
-                            status.as_deref().unwrap_or("not eligible")
-                        ),
-                    );
-                    r.verdict_status = status.clone();
-                    r.verdict_reasons = vr.clone();
-                    reasons.push(r);
-                }
-                (Validity::Malformed { detail }, _) => {
-                    reasons.push(refuse(PricingCode::CacheValidityMalformed, detail.clone()))
-                }
-                (_, None) => reasons.push(refuse(
-                    PricingCode::CacheUnmeasured,
-                    if p.workload == Workload::PrefixReuse {
-                        "prefix-reuse workload without a measured hit rate"
-                    } else {
-                        "no measured hit rate and the workload is not known to be fixed-sequence"
-                    },
-                )),
-                (Validity::Missing, Some(_)) => reasons.push(refuse(
-                    PricingCode::CacheValidityMissing,
-                    "a measured rate without a validity verdict: eligibility not proven",
-                )),
-                (Validity::Eligible, Some((v, m))) => {
-                    if !(0.0..=1.0).contains(&v) {
-                        reasons.push(refuse(
-                            PricingCode::CacheRateInvalid,
-                            format!("measured hit rate {v} is outside [0, 1]"),
-                        ));
-                    } else {
-                        hit_rate = Some(v);
-                        hit_source = HitRateSource::Measured;
-                        if let (Some(lo), Some(hi)) = (finite(m.lo), finite(m.hi)) {
-                            if lo <= v && v <= hi {
-                                hit_bounds = Some(ValueBounds {
-                                    lo: clamp01(lo),
-                                    hi: clamp01(hi),
-                                });
-                            }
-                        }
-                    }
-                }
-            }
+            (hit_rate, hit_bounds, hit_source) = strict_hit_rate(p, &mut reasons);
         }
     }
 
