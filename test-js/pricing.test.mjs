@@ -22,7 +22,7 @@ import { ROOT, assertNoNull, expectKvError } from "./lib/util.mjs";
 const close = (a, b) => assert.ok(Math.abs(a - b) <= 1e-9 * (1 + Math.max(Math.abs(a), Math.abs(b))), `${a} != ${b}`);
 const OPENROUTER = { name: "openrouter-test", asOf: "2026-09-23", inputPerMillion: 2, outputPerMillion: 10, usageConvention: "subset" };
 const agentic = (metrics, extra = {}) => ({ row: { benchmark_type: "agentic_traces", isl: null, osl: null, metrics, ...extra } });
-const refusals = (o) => o.reasons.filter((r) => !["no-cache-telemetry", "unmeasured-no-discount", "theoretical-fallback", "hit-rate-clamped", "share-not-needed", "target-clamped", "partial-frontier-no-discount", "partial-frontier-no-share"].includes(r.code)).map((r) => r.code);
+const refusals = (o) => o.reasons.filter((r) => !["no-cache-telemetry", "unmeasured-no-discount", "theoretical-fallback", "hit-rate-clamped", "share-not-needed", "target-clamped", "partial-frontier-no-discount", "partial-frontier-no-share", "fallback-not-on-surface"].includes(r.code)).map((r) => r.code);
 
 function knot(x, t, h, eligible, s = 0.85) {
   const cache = h === undefined && eligible === undefined ? undefined : {
@@ -140,10 +140,41 @@ test("per-segment frontier eligibility", () => {
 test("historical trend: no extrapolation, knots exact, synthetic extension", () => {
   const ks = [knot(20, 800, undefined, undefined, 0.5), knot(60, 400, undefined, undefined, 0.5)];
   const groups = [{ date: "2026-08-02", points: ks }, { date: "2026-08-01", points: ks }];
-  const line = trendSeries(groups, 40, "2026-09-01", { policy: "legacy", mode: "trend" });
+  const line = trendSeries(groups, 40, "2026-09-01", { policy: "legacy", surface: "trend" });
   assert.deepEqual(line.map((p) => [p.date, p.synthetic]), [["2026-08-01", false], ["2026-08-02", false], ["2026-09-01", true]]);
   close(line[0].value.revenuePerGpuHour, 0.0036 * line[0].value.throughputPerGpu);
   assert.equal(trendSeries(groups, 70, undefined, { policy: "legacy" })[0].value.priced, false);
+});
+
+test("legacy surfaces: chart, calculator (default), trend (consumer.md c.3b)", () => {
+  // isl 1024 / osl 8192, T 1000, no output throughput, in 2 / out 10:
+  // chart and trend s = 1/9, R = 3.6 x (2/9 + 80/9) = 32.8; calculator s = 0, R = 36
+  const fixed = { row: { benchmark_type: "single_turn", isl: 1024, osl: 8192, metrics: { tput_per_gpu: 1000 } } };
+  const or = { rateCard: OPENROUTER, policy: "legacy" };
+  close(pricePoint(fixed, { ...or, surface: "chart" }).revenuePerGpuHour, 32.8);
+  close(pricePoint(fixed, { ...or, surface: "trend" }).revenuePerGpuHour, 32.8);
+  const calc = pricePoint(fixed, or);
+  close(calc.revenuePerGpuHour, 36);
+  assert.equal(calc.surface, "calculator");
+  assert.equal(calc.shareSource, "output_defaulted_to_total");
+  assert.equal(pricePoint(fixed, { rateCard: OPENROUTER }).surface, undefined);
+  // GB300 without a measured rate: the fallback only on the calculator
+  const gb = agentic({ tput_per_gpu: 1000, input_tput_per_gpu: 800, output_tput_per_gpu: 200, theoretical_cache_hit_rate: 0.62 }, { hardware: "gb300" });
+  close(pricePoint(gb, { policy: "legacy" }).revenuePerGpuHour, 1.99296);
+  close(pricePoint(gb, { policy: "legacy", surface: "chart" }).revenuePerGpuHour, 3.6);
+  // two knots: the dashboard's cubic (1.5 s, 0.75 s) on calculator and trend, the secant
+  // under strict; the chart computes no value between points
+  const two = [knot(26.32, 14847.83, 0.8, true, 0.5), knot(39.68, 11188.68, 0.8, true, 0.5)];
+  const t = (31.4 - 26.32) / 13.36;
+  const cubic = 14847.83 - 3659.15 * (0.25 * t ** 3 - 0.75 * t ** 2 + 1.5 * t);
+  close(interpolateFrontier(two, 31.4, { policy: "legacy", surface: "trend" }).throughputPerGpu, cubic);
+  close(interpolateFrontier(two, 31.4, { policy: "legacy" }).throughputPerGpu, cubic);
+  close(interpolateFrontier(two, 31.4).throughputPerGpu, 14847.83 - 3659.15 * t);
+  assert.equal(interpolateFrontier(two, 31.4, { policy: "legacy", surface: "chart" }).reasons[0].code, "surface-not-interpolated");
+  // surface is legacy-only; trendSeries is the trend surface
+  expectKvError(() => pricePoint(fixed, { surface: "chart" }), "OptionsError", "BAD_OPTIONS");
+  expectKvError(() => trendSeries([], 40, undefined, { policy: "legacy", surface: "chart" }), "OptionsError", "BAD_OPTIONS");
+  expectKvError(() => pricePoint(fixed, { policy: "legacy", surface: "axis" }), "OptionsError", "BAD_OPTIONS");
 });
 
 test("money metrics, profit, lifecycle", () => {

@@ -5,15 +5,23 @@
 mod support;
 
 use kvledger::pricing::point::BenchmarkRow;
-use kvledger::pricing::policy::{price_point, PricingPolicy};
+use kvledger::pricing::policy::{price_point, price_point_on, PricingPolicy};
 use kvledger::pricing::revenue::revenue_per_gpu_hour;
 use kvledger::pricing::share::input_token_share;
-use kvledger::pricing::{shipped_cards, PricingCode};
+use kvledger::pricing::{shipped_cards, LegacySurface, PricingCode, ShareSource};
 use std::collections::BTreeMap;
 use support::*;
 
 fn benchmarks() -> Vec<BenchmarkRow> {
     serde_json::from_str(include_str!("fixtures/app/cypress-api-benchmarks.json")).unwrap()
+}
+
+fn legacy(
+    f: &kvledger::pricing::PointFacts,
+    c: &kvledger::pricing::RateCard,
+    s: LegacySurface,
+) -> kvledger::pricing::PriceOutcome {
+    price_point_on(f, c, PricingPolicy::Legacy, s)
 }
 
 #[test]
@@ -23,25 +31,43 @@ fn cypress_rows_price_identically_under_strict_and_legacy() {
     let mut cards = shipped_cards();
     cards.push(card(2.0, None, 10.0));
     let mut by_share_rule = BTreeMap::new();
+    let mut calculator_all_output = 0;
     for c in &cards {
         let p = c.prices();
         for r in &rows {
             let f = r.facts();
             assert!(!f.has_cache_telemetry);
             let s = price_point(&f, c, PricingPolicy::Strict);
-            let l = price_point(&f, c, PricingPolicy::Legacy);
+            let l = legacy(&f, c, LegacySurface::Chart);
             let t = price_point(&f, c, PricingPolicy::Theoretical);
             assert!(s.priced && l.priced && t.priced, "{:?}", s.reasons);
             assert_eq!(s.hit_rate, None);
             assert_eq!(l.hit_rate, None);
             assert_eq!(s.revenue_per_gpu_hour, l.revenue_per_gpu_hour);
             assert_eq!(t.revenue_per_gpu_hour, l.revenue_per_gpu_hour);
+            let trend = legacy(&f, c, LegacySurface::Trend);
+            assert_eq!(trend.revenue_per_gpu_hour, l.revenue_per_gpu_hour);
+            // the calculator reads a missing output_tput_per_gpu as the total: the two
+            // fixture rows without it (isl 1024, osl 8192) are billed as all output
+            let calc = legacy(&f, c, LegacySurface::Calculator);
+            let tput = r.metric("tput_per_gpu").unwrap();
+            if r.metric("output_tput_per_gpu").is_none() {
+                calculator_all_output += 1;
+                assert_eq!((r.isl, r.osl), (Some(1024.0), Some(8192.0)));
+                assert_eq!(calc.input_share, Some(0.0));
+                assert_eq!(calc.share_source, ShareSource::OutputDefaultedToTotal);
+                assert_close(
+                    calc.revenue_per_gpu_hour.unwrap(),
+                    tput * 3600.0 * p.output / 1e6,
+                );
+            } else {
+                assert_eq!(calc.revenue_per_gpu_hour, l.revenue_per_gpu_hour);
+            }
             assert!(s
                 .reasons
                 .iter()
                 .all(|r| r.code == PricingCode::NoCacheTelemetry));
             // the no-cache formula, bit for bit, with h = 0
-            let tput = r.metric("tput_per_gpu").unwrap();
             let (share, src) = input_token_share(&f);
             let share = share.unwrap();
             *by_share_rule.entry(format!("{src:?}")).or_insert(0) += 1;
@@ -61,6 +87,7 @@ fn cypress_rows_price_identically_under_strict_and_legacy() {
     // 433 rows carry input/output throughput, but only 198 add up to the total within 1 %
     // (disaggregated and inconsistent rows fall back to ISL:OSL, like the 2 without them)
     let n = cards.len();
+    assert_eq!(calculator_all_output, 2 * n);
     assert_eq!(by_share_rule.get("Throughput"), Some(&(198 * n)));
     assert_eq!(by_share_rule.get("SequenceLengths"), Some(&(237 * n)));
 }
@@ -75,12 +102,16 @@ fn overview_rows() {
     for r in &rows {
         let f = r.facts();
         let s = price_point(&f, &normalized(), PricingPolicy::Strict);
-        let l = price_point(&f, &normalized(), PricingPolicy::Legacy);
+        let l = legacy(&f, &normalized(), LegacySurface::Chart);
         if r.benchmark_type.as_deref() == Some("agentic_traces") {
             agentic += 1;
-            // h missing and mix unknown: legacy prices it only under equal prices
+            // h missing and mix unknown (output present, input absent, 1 % rule fails):
+            // the chart and trend price it only under equal prices; so does the calculator,
+            // since its output default needs output_tput_per_gpu to be missing
             assert!(l.priced);
-            assert!(!price_point(&f, &or, PricingPolicy::Legacy).priced);
+            for surface in LegacySurface::ALL {
+                assert!(!legacy(&f, &or, surface).priced);
+            }
             assert!(!s.priced);
             assert!(s
                 .reasons

@@ -6,15 +6,14 @@ mod support;
 
 use kvledger::pricing::frontier::{
     interpolate_frontier, monotone_slopes, pareto_front_upper_left, price_frontier, spline,
-    FrontierMode,
 };
 use kvledger::pricing::policy::PricingPolicy;
-use kvledger::pricing::{PointFacts, PricingCode};
+use kvledger::pricing::{LegacySurface, PointFacts, PricingCode};
 use support::*;
 
 const S: PricingPolicy = PricingPolicy::Strict;
 const L: PricingPolicy = PricingPolicy::Legacy;
-const CALC: FrontierMode = FrontierMode::Calculator;
+const CALC: LegacySurface = LegacySurface::Calculator;
 
 fn at(ks: &[PointFacts], x: f64, p: PricingPolicy) -> kvledger::pricing::FrontierInterpolation {
     interpolate_frontier(ks, x, &normalized(), p, CALC)
@@ -98,7 +97,7 @@ fn middle_knot_ineligible() {
     assert!((0.5..=0.6).contains(&h), "{h}");
     // legacy ignores eligibility entirely
     assert!(at(&ks, 15.0, L).priced);
-    let fp = price_frontier(&ks, &normalized(), S);
+    let fp = price_frontier(&ks, &normalized(), S, CALC);
     let seg: Vec<bool> = fp.segments.iter().map(|s| s.priced).collect();
     assert_eq!(seg, vec![false, false, true]);
     assert_eq!(fp.segments[0].reasons[0].knot, Some(1));
@@ -184,7 +183,7 @@ fn dominated_ineligible_point_does_not_matter() {
     ks.push(knot(25.0, 100.0, Some(0.85), Some(0.2), Some(false))); // far below the front
     let r = at(&ks, 25.0, S);
     assert!(r.priced);
-    let fp = price_frontier(&ks, &normalized(), S);
+    let fp = price_frontier(&ks, &normalized(), S, CALC);
     assert_eq!(fp.off_frontier, vec![4]);
     assert!(fp.segments.iter().all(|s| s.priced));
 }

@@ -1,13 +1,16 @@
 //! `legacy` reproduces every number of research/consumer.md section (f) about hit-rate
-//! selection, revenue, share, interpolation, lifecycle and profit.
+//! selection, revenue, share, interpolation, lifecycle and profit, each on the surface whose
+//! app test it comes from: `token-revenue.test.ts` on the chart, `pricingCacheHitRate` and
+//! `interpolateForGPU` on the calculator, `useInterpolatedTrendData` on the trend.
 
 #[path = "pricing_support/mod.rs"]
 mod support;
 
-use kvledger::pricing::frontier::{interpolate_frontier, FrontierMode};
+use kvledger::pricing::frontier::interpolate_frontier;
 use kvledger::pricing::point::{CacheObservation, ObservedPoint, Workload};
 use kvledger::pricing::policy::{
-    legacy_measured, price_point, select, HitRateSource, PricingPolicy, LEGACY_FALLBACK_HARDWARE,
+    legacy_measured, price_point, price_point_on, select, select_on, HitRateSource, PricingPolicy,
+    LEGACY_FALLBACK_HARDWARE,
 };
 use kvledger::pricing::revenue::{
     billable_input_rate, estimate_profit, gpu_hours_per_year, money_metrics, revenue_per_gpu_hour,
@@ -16,16 +19,24 @@ use kvledger::pricing::revenue::{
 };
 use kvledger::pricing::share::input_token_share;
 use kvledger::pricing::trend::interpolate_trend;
-use kvledger::pricing::{PricingCode, RateCard};
+use kvledger::pricing::{LegacySurface, PricingCode, RateCard};
 use serde_json::json;
 use support::*;
 
 const L: PricingPolicy = PricingPolicy::Legacy;
 
+/// `token-revenue.test.ts` prices chart points.
+fn chart(f: &kvledger::pricing::PointFacts, c: &RateCard) -> kvledger::pricing::PriceOutcome {
+    price_point_on(f, c, L, LegacySurface::Chart)
+}
+
 fn h_of(metrics: serde_json::Value) -> Option<f64> {
     let f = agentic(None, metrics);
     let a = legacy_measured(&f);
-    assert_eq!(select(&f, L).hit_rate, a);
+    // measuredCacheHitRate is the same on every surface when there is no fallback to apply
+    for s in LegacySurface::ALL {
+        assert_eq!(select_on(&f, L, s).hit_rate, a);
+    }
     a
 }
 
@@ -141,11 +152,11 @@ fn point(t: f64, i: f64, o: f64) -> kvledger::pricing::PointFacts {
 
 #[test]
 fn f3_f6_revenue() {
-    let out = price_point(&point(2000.0, 1600.0, 400.0), &normalized(), L);
+    let out = chart(&point(2000.0, 1600.0, 400.0), &normalized());
     assert!(out.priced);
     assert_close(out.revenue_per_gpu_hour.unwrap(), 7.2);
     let or = card(2.0, None, 10.0);
-    let out = price_point(&point(1000.0, 800.0, 200.0), &or, L);
+    let out = chart(&point(1000.0, 800.0, 200.0), &or);
     assert_close(out.input_share.unwrap(), 0.8);
     assert_close(out.revenue_per_gpu_hour.unwrap(), 12.96);
     // cached price absent: 10 % of input
@@ -167,7 +178,7 @@ fn f8_share_unknown_is_not_priced() {
     // isl 8192, osl null, no totals, inconsistent rates
     let f = row(json!({"isl": 8192, "osl": null, "metrics": {"tput_per_gpu": 1000, "input_tput_per_gpu": 5000, "output_tput_per_gpu": 100}})).facts();
     assert_eq!(input_token_share(&f).0, None);
-    let o = price_point(&f, &or, L);
+    let o = chart(&f, &or);
     assert!(!o.priced);
     assert_eq!(o.revenue_per_gpu_hour, None);
     assert!(o.reasons.iter().any(|r| r.code == PricingCode::NoTokenMix));
@@ -177,15 +188,15 @@ fn f8_share_unknown_is_not_priced() {
         json!({"tput_per_gpu": 1000, "total_prompt_tokens": 9000}),
     );
     assert_eq!(input_token_share(&f).0, None);
-    assert!(!price_point(&f, &or, L).priced);
+    assert!(!chart(&f, &or).priced);
     // I = O = 0, no isl/osl/totals, OpenRouter
     let f = agentic(
         None,
         json!({"tput_per_gpu": 1000, "input_tput_per_gpu": 0, "output_tput_per_gpu": 0}),
     );
-    assert!(!price_point(&f, &or, L).priced);
+    assert!(!chart(&f, &or).priced);
     // ... but equal prices need no share (the overview fixture's agentic rows)
-    let o = price_point(&f, &normalized(), L);
+    let o = chart(&f, &normalized());
     assert_close(o.revenue_per_gpu_hour.unwrap(), 3.6);
 }
 
@@ -218,7 +229,7 @@ fn legacy_at(
     knots: &[kvledger::pricing::PointFacts],
     x: f64,
 ) -> kvledger::pricing::FrontierInterpolation {
-    interpolate_frontier(knots, x, &normalized(), L, FrontierMode::Calculator)
+    interpolate_frontier(knots, x, &normalized(), L, LegacySurface::Calculator)
 }
 
 #[test]
@@ -263,8 +274,13 @@ fn f12_calculator_cached_fraction_all_or_nothing() {
         .reasons
         .iter()
         .any(|r| r.code == PricingCode::PartialFrontierNoDiscount));
-    // no discount: priced at the full input price
-    assert_close(partial.revenue_per_gpu_hour.unwrap(), 0.0036 * 600.0);
+    // no discount: priced at the full input price, at the dashboard's two-knot cubic:
+    // s = (400 - 800) / 40 = -10, m0 = 1.5 s = -15, m1 = 0.75 s = -7.5, t = 0.5:
+    // T = 800 h00 + 40 (-15) h10 + 400 h01 + 40 (-7.5) h11
+    //   = 800 (0.5) + (-600)(0.125) + 400 (0.5) + (-300)(-0.125) = 400 - 75 + 200 + 37.5 = 562.5
+    // R = 0.0036 x 562.5 = 2.025
+    assert_close(partial.throughput_per_gpu.unwrap(), 562.5);
+    assert_close(partial.revenue_per_gpu_hour.unwrap(), 2.025);
     let single = legacy_at(&[knot(30.0, 500.0, Some(0.8), Some(0.77), e)], 90.0);
     assert_eq!(single.hit_rate, Some(0.77));
     assert!(single.clamped);
@@ -311,8 +327,9 @@ fn f13_historical_trend() {
     let mid = trend(&ks, 40.0);
     let t40 = mid.throughput_per_gpu.unwrap();
     assert_close(mid.revenue_per_gpu_hour.unwrap(), 0.0036 * t40);
-    assert_close(t40, 600.0); // two knots: a straight segment
-                              // single point: exact only (within 1e-6)
+    // two knots: the dashboard's cubic (1.5 s, 0.75 s), 562.5 as in f12, not the secant's 600
+    assert_close(t40, 562.5);
+    // single point: exact only (within 1e-6)
     let one = [knot(30.0, 500.0, Some(0.5), None, None)];
     assert_close(trend(&one, 30.0 + 5e-7).revenue_per_gpu_hour.unwrap(), 1.8);
     assert!(!trend(&one, 30.1).priced);
@@ -434,14 +451,15 @@ fn f17_profit_estimator() {
         }),
         PricingCode::NoCost
     );
-    // share unknown + split pricing: not priced, so no-token-mix
+    // share unknown + split pricing: not priced, so no-token-mix (on the chart: the
+    // calculator would read the missing output throughput as the total and bill all output)
     let g = ObservedPoint {
         throughput_per_gpu: Some(1000.0),
         workload: Workload::FixedSequence,
         ..Default::default()
     }
     .facts();
-    let unpriced = price_point(&g, &card(2.0, None, 10.0), L);
+    let unpriced = chart(&g, &card(2.0, None, 10.0));
     assert!(!unpriced.priced);
     assert_eq!(
         code(ProfitInput {

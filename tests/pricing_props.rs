@@ -4,11 +4,12 @@
 #[path = "pricing_support/mod.rs"]
 mod support;
 
-use kvledger::pricing::frontier::{interpolate_frontier, spline, FrontierMode};
+use kvledger::pricing::frontier::{interpolate_frontier, spline};
 use kvledger::pricing::policy::{price_point, PricingPolicy};
 use kvledger::pricing::revenue::{
     billable_input_rate, money_metrics, revenue_per_gpu_hour, split_token_streams, PowerCost,
 };
+use kvledger::pricing::LegacySurface;
 use kvledger::pricing::{PointFacts, RateCard};
 use support::*;
 
@@ -169,7 +170,7 @@ fn frontier_clamps_hold_and_strict_never_exceeds_its_knots() {
         let c = r.card();
         let target = r.range(-10.0, 220.0);
         for p in policies {
-            for mode in [FrontierMode::Calculator, FrontierMode::Trend] {
+            for mode in [LegacySurface::Calculator, LegacySurface::Trend] {
                 let out = interpolate_frontier(&ks, target, &c, p, mode);
                 let xs: Vec<f64> = out.frontier.iter().map(|k| k.x).collect();
                 let ts: Vec<f64> = out.frontier.iter().map(|k| k.throughput_per_gpu).collect();
@@ -189,7 +190,7 @@ fn frontier_clamps_hold_and_strict_never_exceeds_its_knots() {
                     assert!(out.priced);
                 }
                 let inside = !xs.is_empty() && target >= xs[0] && target <= xs[xs.len() - 1];
-                if (p != PricingPolicy::Legacy || mode == FrontierMode::Trend) && out.priced {
+                if (p != PricingPolicy::Legacy || mode == LegacySurface::Trend) && out.priced {
                     assert!(inside || (xs.len() == 1 && (target - xs[0]).abs() <= 1e-6));
                 }
                 if out.priced && p == PricingPolicy::Strict {

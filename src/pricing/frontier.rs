@@ -7,12 +7,13 @@
 //!   interpolated metric is clamped to the min/max of its knots.
 
 use super::point::PointFacts;
-use super::policy::{price_point, HitRateSource, PricingPolicy};
+use super::policy::{price_point_on, HitRateSource, PricingPolicy};
 use super::rate_card::RateCard;
 use super::revenue::revenue_per_gpu_hour;
 use super::share::ShareSource;
+use super::surface::LegacySurface;
 use super::{PriceOutcome, PriceStatus, PricingCode, PricingReason};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Upper-left Pareto front of `(x, y)` points: indices in increasing x with strictly
 /// decreasing y. Sort by x (ties: higher y first), keep the higher y of equal x, pop while the
@@ -55,9 +56,30 @@ fn sign(v: f64) -> f64 {
     }
 }
 
+/// Which slopes a frontier uses: the two differ only on a two-knot frontier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Slopes {
+    /// kvledger's rule for `strict` / `theoretical`: two knots give the straight secant (what
+    /// d3 `curveMonotoneX` draws on screen).
+    Secant,
+    /// The dashboard's `monotoneSlopes` (calculator and trend, consumer.md c.1): the end
+    /// formulas run in order over a zeroed array, so two knots give 1.5 s and 0.75 s, a cubic.
+    Dashboard,
+}
+
 /// Steffen monotone slopes at each knot (`xs` strictly increasing). Two knots: the secant
 /// (a straight line, as d3 draws it); one knot: 0.
 pub fn monotone_slopes(xs: &[f64], ys: &[f64]) -> Vec<f64> {
+    slopes(xs, ys, Slopes::Secant)
+}
+
+/// The dashboard's `monotoneSlopes` exactly: with two knots
+/// m0 = (3 s - 0) / 2 = 1.5 s, then m1 = (3 s - m0) / 2 = 0.75 s.
+pub fn dashboard_monotone_slopes(xs: &[f64], ys: &[f64]) -> Vec<f64> {
+    slopes(xs, ys, Slopes::Dashboard)
+}
+
+fn slopes(xs: &[f64], ys: &[f64], rule: Slopes) -> Vec<f64> {
     let n = xs.len();
     if n < 2 {
         return vec![0.0; n];
@@ -72,7 +94,7 @@ pub fn monotone_slopes(xs: &[f64], ys: &[f64]) -> Vec<f64> {
             }
         })
         .collect();
-    if n == 2 {
+    if n == 2 && rule == Slopes::Secant {
         return vec![s[0], s[0]];
     }
     let mut m = vec![0.0; n];
@@ -81,6 +103,8 @@ pub fn monotone_slopes(xs: &[f64], ys: &[f64]) -> Vec<f64> {
         let v = (sign(s[i - 1]) + sign(s[i])) * s[i - 1].abs().min(s[i].abs()).min(0.5 * p.abs());
         m[i] = if v.is_nan() || v == 0.0 { 0.0 } else { v };
     }
+    // in this order: with two knots m[1] is still 0 when m[0] is computed (the dashboard's
+    // numerics, kept on purpose)
     m[0] = if h[0] != 0.0 {
         (3.0 * s[0] - m[1]) / 2.0
     } else {
@@ -118,9 +142,16 @@ pub fn hermite(xs: &[f64], ys: &[f64], ms: &[f64], x: f64) -> f64 {
     h00 * ys[k] + h10 * h * ms[k] + h01 * ys[k + 1] + h11 * h * ms[k + 1]
 }
 
-/// Monotone cubic through the knots at `x`, clamped to the min/max of `ys`.
+/// Monotone cubic through the knots at `x`, clamped to the min/max of `ys` (two knots: the
+/// secant).
 pub fn spline(xs: &[f64], ys: &[f64], x: f64) -> f64 {
-    let ms = monotone_slopes(xs, ys);
+    spline_with(xs, ys, x, Slopes::Secant)
+}
+
+/// Monotone cubic through the knots at `x` with the given slopes, clamped to the min/max of
+/// `ys`.
+pub fn spline_with(xs: &[f64], ys: &[f64], x: f64, rule: Slopes) -> f64 {
+    let ms = slopes(xs, ys, rule);
     let v = hermite(xs, ys, &ms, x);
     let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -128,20 +159,6 @@ pub fn spline(xs: &[f64], ys: &[f64], x: f64) -> f64 {
         return lo;
     }
     v.clamp(lo, hi)
-}
-
-/// How a target outside the knots is handled under `legacy` (the other policies always
-/// refuse it with `outside-measured-range`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "snake_case")]
-pub enum FrontierMode {
-    /// The calculator: clamp the target to the knots and flag it.
-    #[default]
-    Calculator,
-    /// Historical trends: no value outside the knots; a single knot only at its exact x
-    /// (within 1e-6); any unpriceable frontier point leaves no value.
-    Trend,
 }
 
 /// A frontier knot (or a nearest point) named in a result.
@@ -170,14 +187,17 @@ pub struct FrontierInterpolation {
     pub status: PriceStatus,
     pub priced: bool,
     pub policy: PricingPolicy,
-    pub mode: FrontierMode,
+    /// The dashboard surface reproduced (present only under `legacy`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub surface: Option<LegacySurface>,
     pub card: String,
     pub target: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub revenue_per_gpu_hour: Option<f64>,
     /// Interpolated throughput per GPU (present whenever the target is inside the knots,
-    /// or clamped to them under the `legacy` calculator).
+    /// or clamped to them on the `legacy` calculator).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub throughput_per_gpu: Option<f64>,
@@ -221,6 +241,10 @@ pub struct FrontierSegment {
 #[serde(rename_all = "camelCase")]
 pub struct FrontierPricing {
     pub policy: PricingPolicy,
+    /// The dashboard surface reproduced (present only under `legacy`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub surface: Option<LegacySurface>,
     pub card: String,
     /// One outcome per input point, in input order.
     pub points: Vec<PriceOutcome>,
@@ -231,6 +255,8 @@ pub struct FrontierPricing {
 }
 
 struct Front {
+    /// the slopes every spline of this front uses
+    slopes: Slopes,
     /// input indices of the knots, increasing x
     idx: Vec<usize>,
     xs: Vec<f64>,
@@ -239,10 +265,15 @@ struct Front {
     outcomes: Vec<PriceOutcome>,
 }
 
-fn build_front(points: &[PointFacts], card: &RateCard, policy: PricingPolicy) -> Front {
+fn build_front(
+    points: &[PointFacts],
+    card: &RateCard,
+    policy: PricingPolicy,
+    surface: LegacySurface,
+) -> Front {
     let outcomes: Vec<PriceOutcome> = points
         .iter()
-        .map(|p| price_point(p, card, policy))
+        .map(|p| price_point_on(p, card, policy, surface))
         .collect();
     let xy: Vec<(f64, f64)> = points
         .iter()
@@ -266,6 +297,11 @@ fn build_front(points: &[PointFacts], card: &RateCard, policy: PricingPolicy) ->
         })
         .collect();
     Front {
+        slopes: if policy == PricingPolicy::Legacy {
+            Slopes::Dashboard
+        } else {
+            Slopes::Secant
+        },
         xs: idx.iter().map(|&i| xy[i].0).collect(),
         ts: idx.iter().map(|&i| xy[i].1).collect(),
         idx,
@@ -291,18 +327,33 @@ fn knot_refusals(front: &Front, k: usize) -> Vec<PricingReason> {
     refusals
 }
 
+fn chart_refusal() -> PricingReason {
+    PricingReason::new(
+        PricingCode::SurfaceNotInterpolated,
+        "the chart prices its points only: it computes no value between them",
+    )
+}
+
+fn legacy_chart(policy: PricingPolicy, surface: LegacySurface) -> bool {
+    policy == PricingPolicy::Legacy && !surface.interpolates()
+}
+
 /// Price every point and tell which frontier segments may be priced: a segment is priced
-/// when both of its knots are.
+/// when both of its knots are (never on the `legacy` chart, which does not interpolate).
 pub fn price_frontier(
     points: &[PointFacts],
     card: &RateCard,
     policy: PricingPolicy,
+    surface: LegacySurface,
 ) -> FrontierPricing {
-    let front = build_front(points, card, policy);
+    let front = build_front(points, card, policy, surface);
     let segments = (0..front.idx.len().saturating_sub(1))
         .map(|k| {
             let mut reasons = knot_refusals(&front, k);
             reasons.extend(knot_refusals(&front, k + 1));
+            if legacy_chart(policy, surface) {
+                reasons.push(chart_refusal());
+            }
             FrontierSegment {
                 from: front.knots[k].clone(),
                 to: front.knots[k + 1].clone(),
@@ -314,6 +365,7 @@ pub fn price_frontier(
     let on: std::collections::BTreeSet<usize> = front.idx.iter().copied().collect();
     FrontierPricing {
         policy,
+        surface: (policy == PricingPolicy::Legacy).then_some(surface),
         card: card.name.clone(),
         off_frontier: (0..points.len())
             .filter(|i| !on.contains(i))
@@ -333,33 +385,36 @@ fn spline_over(front: &Front, ks: &[usize], vals: &[Option<f64>], x: f64) -> Opt
     if ys.is_empty() {
         return None;
     }
-    Some(spline(&xs, &ys, x))
+    Some(spline_with(&xs, &ys, x, front.slopes))
 }
 
 /// Interpolate and price at `target` (x = interactivity).
 ///
 /// The throughput is splined over the whole front. The hit rate and input share:
-/// - `legacy`: all-or-nothing over the front (every knot has one, or none is used: no
-///   discount / unknown share); in `trend` mode any unpriceable knot leaves no value;
+/// - `legacy` (calculator, trend): all-or-nothing over the front (every knot has one, or none
+///   is used: no discount / unknown share); on the trend any unpriceable knot leaves no
+///   value; the `legacy` chart computes nothing between points (`surface-not-interpolated`);
 /// - `strict` / `theoretical`: per segment. The knots the target falls on or between must
 ///   be priced, else the result is not priced and names them; the rate and share are then
 ///   splined over the maximal run of consecutive priced knots around the target, so an
 ///   all-priced frontier gives exactly the all-or-nothing result. Points priced with no
 ///   discount (no cache telemetry by design) count as rate 0 when the run mixes them with
 ///   measured ones.
+///
+/// `surface` matters only under `legacy`.
 pub fn interpolate_frontier(
     points: &[PointFacts],
     target: f64,
     card: &RateCard,
     policy: PricingPolicy,
-    mode: FrontierMode,
+    surface: LegacySurface,
 ) -> FrontierInterpolation {
-    let front = build_front(points, card, policy);
+    let front = build_front(points, card, policy, surface);
     let mut out = FrontierInterpolation {
         status: PriceStatus::NotPriced,
         priced: false,
         policy,
-        mode,
+        surface: (policy == PricingPolicy::Legacy).then_some(surface),
         card: card.name.clone(),
         target,
         revenue_per_gpu_hour: None,
@@ -376,122 +431,27 @@ pub fn interpolate_frontier(
         frontier: front.knots.clone(),
         reasons: Vec::new(),
     };
-    let n = front.idx.len();
-    if n == 0 {
-        out.reasons.push(PricingReason::new(
-            PricingCode::EmptyFrontier,
-            "no point has both an interactivity and a throughput",
-        ));
+    if legacy_chart(policy, surface) {
+        out.reasons.push(chart_refusal());
         return out;
     }
-    if !target.is_finite() {
-        out.reasons.push(PricingReason::new(
-            PricingCode::OutsideMeasuredRange,
-            format!("target {target} is not a finite number"),
-        ));
+    let Some((x, seg)) = locate(&front, target, policy, surface, &mut out) else {
         return out;
-    }
-    let (lo, hi) = (front.xs[0], front.xs[n - 1]);
-    let single_hit = n == 1 && (target - lo).abs() <= 1e-6;
-    let below = !single_hit && target < lo;
-    let above = !single_hit && target > hi;
-    let outside = below || above || (n == 1 && !single_hit);
-    out.clamped = outside;
-    out.clamped_below = below;
-    out.clamped_above = above;
-    let x = target.clamp(lo, hi);
-    // the knot(s) the (clamped) target is on or between
-    let seg: Vec<usize> = if let Some(k) = front.xs.iter().position(|&v| v == x) {
-        vec![k]
-    } else if n == 1 {
-        vec![0]
-    } else {
-        let k = front.xs.partition_point(|&v| v <= x) - 1;
-        vec![k, k + 1]
     };
-    out.segment = seg.iter().map(|&k| front.knots[k].clone()).collect();
-    if outside {
-        let legacy_clamp = policy == PricingPolicy::Legacy && mode == FrontierMode::Calculator;
-        if !legacy_clamp {
-            out.reasons.push(PricingReason::new(
-                PricingCode::OutsideMeasuredRange,
-                format!("target {target} is outside the measured range [{lo}, {hi}]"),
-            ));
-            return out;
-        }
-        out.reasons.push(PricingReason::new(
-            PricingCode::TargetClamped,
-            format!("target {target} clamped to {x}"),
-        ));
-    }
-
-    let t = spline(&front.xs, &front.ts, x);
-    out.throughput_per_gpu = Some(t);
+    let n = front.idx.len();
     let all: Vec<usize> = (0..n).collect();
+    let t = spline_with(&front.xs, &front.ts, x, front.slopes);
+    out.throughput_per_gpu = Some(t);
     let concs: Vec<Option<f64>> = front.knots.iter().map(|k| k.concurrency).collect();
     out.concurrency = spline_over(&front, &all, &concs, x).map(f64::round);
 
-    let knot_h: Vec<Option<f64>> = front
-        .idx
-        .iter()
-        .map(|&i| front.outcomes[i].hit_rate)
-        .collect();
-    let knot_s: Vec<Option<f64>> = front
-        .idx
-        .iter()
-        .map(|&i| front.outcomes[i].input_share)
-        .collect();
-
-    let (h, s) = if policy == PricingPolicy::Legacy {
-        if mode == FrontierMode::Trend {
-            let refusals: Vec<PricingReason> =
-                (0..n).flat_map(|k| knot_refusals(&front, k)).collect();
-            if !refusals.is_empty() {
-                out.reasons.extend(refusals);
-                return out;
-            }
-        }
-        let some_h = knot_h.iter().filter(|v| v.is_some()).count();
-        let h = spline_over(&front, &all, &knot_h, x);
-        if h.is_none() && some_h > 0 {
-            out.reasons.push(PricingReason::new(
-                PricingCode::PartialFrontierNoDiscount,
-                format!("{some_h} of {n} frontier points have a hit rate: no discount"),
-            ));
-        }
-        let some_s = knot_s.iter().filter(|v| v.is_some()).count();
-        let s = spline_over(&front, &all, &knot_s, x);
-        if s.is_none() && some_s > 0 {
-            out.reasons.push(PricingReason::new(
-                PricingCode::PartialFrontierNoShare,
-                format!("{some_s} of {n} frontier points have an input share: share unknown"),
-            ));
-        }
-        (h, s)
+    let rates = if policy == PricingPolicy::Legacy {
+        legacy_rates(&front, x, surface, &mut out.reasons)
     } else {
-        let refusals: Vec<PricingReason> =
-            seg.iter().flat_map(|&k| knot_refusals(&front, k)).collect();
-        if !refusals.is_empty() {
-            out.reasons.extend(refusals);
-            return out;
-        }
-        let priced = |k: usize| front.outcomes[front.idx[k]].priced;
-        let mut a = seg[0];
-        while a > 0 && priced(a - 1) {
-            a -= 1;
-        }
-        let mut b = *seg.last().unwrap_or(&a);
-        while b + 1 < n && priced(b + 1) {
-            b += 1;
-        }
-        let run: Vec<usize> = (a..=b).collect();
-        let h = if run.iter().any(|&k| knot_h[k].is_some()) {
-            let filled: Vec<Option<f64>> = knot_h.iter().map(|v| Some(v.unwrap_or(0.0))).collect();
-            spline_over(&front, &run, &filled, x)
-        } else {
-            None
-        };
-        (h, spline_over(&front, &run, &knot_s, x))
+        segment_rates(&front, &seg, x, &mut out.reasons)
+    };
+    let Some((h, s)) = rates else {
+        return out;
     };
     out.hit_rate = h;
     out.hit_rate_source = if h.is_some() {
@@ -516,4 +476,149 @@ pub fn interpolate_frontier(
             .push(super::policy::not_priced_reason(t, s, &card.prices())),
     }
     out
+}
+
+/// Where the target falls: the x to evaluate at and the knot(s) it is on or between, with the
+/// clamping flags set; `None` (with the refusal pushed) when nothing is computed.
+///
+/// A single knot matches within `single_knot_tolerance` (1e-6 for `strict`, `theoretical` and
+/// the trend; exact for the calculator). Outside the knots only the `legacy` calculator
+/// computes a value, at the clamped target.
+fn locate(
+    front: &Front,
+    target: f64,
+    policy: PricingPolicy,
+    surface: LegacySurface,
+    out: &mut FrontierInterpolation,
+) -> Option<(f64, Vec<usize>)> {
+    let n = front.idx.len();
+    if n == 0 {
+        out.reasons.push(PricingReason::new(
+            PricingCode::EmptyFrontier,
+            "no point has both an interactivity and a throughput",
+        ));
+        return None;
+    }
+    if !target.is_finite() {
+        out.reasons.push(PricingReason::new(
+            PricingCode::OutsideMeasuredRange,
+            format!("target {target} is not a finite number"),
+        ));
+        return None;
+    }
+    let legacy = policy == PricingPolicy::Legacy;
+    let tolerance = if legacy {
+        surface.single_knot_tolerance()
+    } else {
+        1e-6
+    };
+    let (lo, hi) = (front.xs[0], front.xs[n - 1]);
+    let single_hit = n == 1 && (target - lo).abs() <= tolerance;
+    let below = !single_hit && target < lo;
+    let above = !single_hit && target > hi;
+    let outside = below || above || (n == 1 && !single_hit);
+    out.clamped = outside;
+    out.clamped_below = below;
+    out.clamped_above = above;
+    let x = target.clamp(lo, hi);
+    let seg: Vec<usize> = if let Some(k) = front.xs.iter().position(|&v| v == x) {
+        vec![k]
+    } else if n == 1 {
+        vec![0]
+    } else {
+        let k = front.xs.partition_point(|&v| v <= x) - 1;
+        vec![k, k + 1]
+    };
+    out.segment = seg.iter().map(|&k| front.knots[k].clone()).collect();
+    if outside {
+        if !(legacy && surface.clamps_target()) {
+            out.reasons.push(PricingReason::new(
+                PricingCode::OutsideMeasuredRange,
+                format!("target {target} is outside the measured range [{lo}, {hi}]"),
+            ));
+            return None;
+        }
+        out.reasons.push(PricingReason::new(
+            PricingCode::TargetClamped,
+            format!("target {target} clamped to {x}"),
+        ));
+    }
+    Some((x, seg))
+}
+
+fn knot_values(front: &Front, f: impl Fn(&PriceOutcome) -> Option<f64>) -> Vec<Option<f64>> {
+    front.idx.iter().map(|&i| f(&front.outcomes[i])).collect()
+}
+
+/// `legacy` calculator / trend: h and s all-or-nothing over the front (consumer.md c.2, c.3);
+/// on the trend any unpriceable knot leaves no value. `None`: not priced (reasons pushed).
+fn legacy_rates(
+    front: &Front,
+    x: f64,
+    surface: LegacySurface,
+    reasons: &mut Vec<PricingReason>,
+) -> Option<(Option<f64>, Option<f64>)> {
+    let n = front.idx.len();
+    if surface == LegacySurface::Trend {
+        let refusals: Vec<PricingReason> = (0..n).flat_map(|k| knot_refusals(front, k)).collect();
+        if !refusals.is_empty() {
+            reasons.extend(refusals);
+            return None;
+        }
+    }
+    let all: Vec<usize> = (0..n).collect();
+    let knot_h = knot_values(front, |o| o.hit_rate);
+    let knot_s = knot_values(front, |o| o.input_share);
+    let some_h = knot_h.iter().filter(|v| v.is_some()).count();
+    let h = spline_over(front, &all, &knot_h, x);
+    if h.is_none() && some_h > 0 {
+        reasons.push(PricingReason::new(
+            PricingCode::PartialFrontierNoDiscount,
+            format!("{some_h} of {n} frontier points have a hit rate: no discount"),
+        ));
+    }
+    let some_s = knot_s.iter().filter(|v| v.is_some()).count();
+    let s = spline_over(front, &all, &knot_s, x);
+    if s.is_none() && some_s > 0 {
+        reasons.push(PricingReason::new(
+            PricingCode::PartialFrontierNoShare,
+            format!("{some_s} of {n} frontier points have an input share: share unknown"),
+        ));
+    }
+    Some((h, s))
+}
+
+/// `strict` / `theoretical`: the knots of the target's segment must be priced; h and s are
+/// splined over the maximal run of priced knots around it. `None`: not priced.
+fn segment_rates(
+    front: &Front,
+    seg: &[usize],
+    x: f64,
+    reasons: &mut Vec<PricingReason>,
+) -> Option<(Option<f64>, Option<f64>)> {
+    let refusals: Vec<PricingReason> = seg.iter().flat_map(|&k| knot_refusals(front, k)).collect();
+    if !refusals.is_empty() {
+        reasons.extend(refusals);
+        return None;
+    }
+    let n = front.idx.len();
+    let priced = |k: usize| front.outcomes[front.idx[k]].priced;
+    let mut a = *seg.first()?;
+    while a > 0 && priced(a - 1) {
+        a -= 1;
+    }
+    let mut b = *seg.last().unwrap_or(&a);
+    while b + 1 < n && priced(b + 1) {
+        b += 1;
+    }
+    let run: Vec<usize> = (a..=b).collect();
+    let knot_h = knot_values(front, |o| o.hit_rate);
+    let knot_s = knot_values(front, |o| o.input_share);
+    let h = if run.iter().any(|&k| knot_h[k].is_some()) {
+        let filled: Vec<Option<f64>> = knot_h.iter().map(|v| Some(v.unwrap_or(0.0))).collect();
+        spline_over(front, &run, &filled, x)
+    } else {
+        None
+    };
+    Some((h, spline_over(front, &run, &knot_s, x)))
 }

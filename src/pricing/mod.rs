@@ -12,20 +12,25 @@ pub mod policy;
 pub mod rate_card;
 pub mod revenue;
 pub mod share;
+pub mod surface;
 pub mod trend;
 
 pub use frontier::{
-    interpolate_frontier, monotone_slopes, pareto_front_upper_left, price_frontier, spline,
-    FrontierInterpolation, FrontierKnot, FrontierMode, FrontierPricing, FrontierSegment,
+    dashboard_monotone_slopes, interpolate_frontier, monotone_slopes, pareto_front_upper_left,
+    price_frontier, spline, FrontierInterpolation, FrontierKnot, FrontierPricing, FrontierSegment,
+    Slopes,
 };
 pub use point::{
     BenchmarkRow, CacheObservation, ObservedPoint, PointFacts, PointInput, RateInterval, TierRates,
     TokenSource, TokenTotals, Validity, Workload,
 };
-pub use policy::{price_point, select, HitRateSource, PricingPolicy, Selection};
+pub use policy::{
+    price_point, price_point_on, select, select_on, HitRateSource, PricingPolicy, Selection,
+};
 pub use rate_card::{shipped_card, shipped_cards, CardChoice, Prices, RateCard, UsageConvention};
 pub use revenue::{revenue_per_gpu_hour, MoneyMetrics, PowerCost};
-pub use share::{input_token_share, ShareSource};
+pub use share::{calculator_input_token_share, input_token_share, ShareSource};
+pub use surface::LegacySurface;
 pub use trend::{interpolate_trend, trend_series, TrendGroup, TrendPoint};
 
 use serde::{Deserialize, Serialize};
@@ -64,6 +69,8 @@ pub enum PricingCode {
     NoPower,
     /// Profit estimator: no TCO for the hardware.
     NoCost,
+    /// `legacy` chart: the chart prices its points only and computes no value between them.
+    SurfaceNotInterpolated,
     // informational
     /// A point without cache telemetry (fixed-sequence workload): priced with no discount.
     NoCacheTelemetry,
@@ -81,10 +88,13 @@ pub enum PricingCode {
     PartialFrontierNoDiscount,
     /// `legacy`: not every frontier point has an input share, so the share is unknown.
     PartialFrontierNoShare,
+    /// `legacy` chart / trend: a `gb300` point without a measured rate gets no discount,
+    /// because only the calculator applies the theoretical fallback.
+    FallbackNotOnSurface,
 }
 
 impl PricingCode {
-    pub const ALL: [PricingCode; 20] = [
+    pub const ALL: [PricingCode; 22] = [
         PricingCode::CacheIneligible,
         PricingCode::CacheUnmeasured,
         PricingCode::NoTokenMix,
@@ -97,6 +107,7 @@ impl PricingCode {
         PricingCode::EmptyFrontier,
         PricingCode::NoPower,
         PricingCode::NoCost,
+        PricingCode::SurfaceNotInterpolated,
         PricingCode::NoCacheTelemetry,
         PricingCode::UnmeasuredNoDiscount,
         PricingCode::TheoreticalFallback,
@@ -105,6 +116,7 @@ impl PricingCode {
         PricingCode::TargetClamped,
         PricingCode::PartialFrontierNoDiscount,
         PricingCode::PartialFrontierNoShare,
+        PricingCode::FallbackNotOnSurface,
     ];
 
     /// True when the code makes an outcome `NOT_PRICED`.
@@ -124,6 +136,7 @@ impl PricingCode {
                 | EmptyFrontier
                 | NoPower
                 | NoCost
+                | SurfaceNotInterpolated
         )
     }
 
@@ -142,6 +155,7 @@ impl PricingCode {
             EmptyFrontier => "empty-frontier",
             NoPower => "no-power",
             NoCost => "no-cost",
+            SurfaceNotInterpolated => "surface-not-interpolated",
             NoCacheTelemetry => "no-cache-telemetry",
             UnmeasuredNoDiscount => "unmeasured-no-discount",
             TheoreticalFallback => "theoretical-fallback",
@@ -150,6 +164,7 @@ impl PricingCode {
             TargetClamped => "target-clamped",
             PartialFrontierNoDiscount => "partial-frontier-no-discount",
             PartialFrontierNoShare => "partial-frontier-no-share",
+            FallbackNotOnSurface => "fallback-not-on-surface",
         }
     }
 }
@@ -212,6 +227,10 @@ pub struct PriceOutcome {
     /// True only when `status` is `PRICED`; then `revenuePerGpuHour` is present.
     pub priced: bool,
     pub policy: PricingPolicy,
+    /// The dashboard surface reproduced (present only under `legacy`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub surface: Option<surface::LegacySurface>,
     /// The rate card's name.
     pub card: String,
     /// $ per GPU-hour (present only when priced).

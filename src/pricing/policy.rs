@@ -4,7 +4,8 @@
 use super::point::{legacy_tier_sum, PointFacts, Validity, Workload};
 use super::rate_card::RateCard;
 use super::revenue::revenue_per_gpu_hour;
-use super::share::{input_token_share, ShareSource};
+use super::share::{calculator_input_token_share, input_token_share, ShareSource};
+use super::surface::LegacySurface;
 use super::{clamp01, finite, PriceOutcome, PriceStatus, PricingCode, PricingReason, ValueBounds};
 use serde::{Deserialize, Serialize};
 
@@ -89,8 +90,119 @@ pub fn legacy_measured(p: &PointFacts) -> Option<f64> {
     legacy_tier_sum(&p.tiers).map(clamp01)
 }
 
-/// Select throughput, hit rate and input share for `p` under `policy`.
+/// Select throughput, hit rate and input share for `p` under `policy`; `legacy` reproduces
+/// the default surface (the calculator).
 pub fn select(p: &PointFacts, policy: PricingPolicy) -> Selection {
+    select_on(p, policy, LegacySurface::default())
+}
+
+/// `legacy`'s hit rate on `surface` (consumer.md b.1, c.3b): the measured tier combination,
+/// then, on the calculator only, the GB300 theoretical fallback; else no discount.
+fn legacy_hit_rate(
+    p: &PointFacts,
+    surface: LegacySurface,
+    reasons: &mut Vec<PricingReason>,
+) -> (Option<f64>, HitRateSource) {
+    if let Some(raw) = legacy_tier_sum(&p.tiers) {
+        let h = clamp01(raw);
+        if h != raw {
+            reasons.push(PricingReason::new(
+                PricingCode::HitRateClamped,
+                format!("measured hit rate {raw} clamped to {h}"),
+            ));
+        }
+        return (Some(h), HitRateSource::Measured);
+    }
+    if let (Some(hw), Some(t)) = (p.hardware.as_deref(), p.theoretical) {
+        if LEGACY_FALLBACK_HARDWARE.contains(&hw) {
+            if surface.applies_gb300_fallback() {
+                reasons.push(PricingReason::new(
+                    PricingCode::TheoreticalFallback,
+                    format!("{hw}: no measured rate, theoretical {t} used"),
+                ));
+                return (Some(clamp01(t)), HitRateSource::TheoreticalFallback);
+            }
+            reasons.push(PricingReason::new(
+                PricingCode::FallbackNotOnSurface,
+                format!(
+                    "{hw}: the {surface} surface applies no theoretical fallback (only the calculator does)"
+                ),
+            ));
+        }
+    }
+    (None, HitRateSource::None)
+}
+
+/// `strict`'s hit rate (CONTRACT section 8): the measured rate, only with an eligible verdict
+/// and inside [0, 1]; every other case pushes a refusal.
+fn strict_hit_rate(
+    p: &PointFacts,
+    reasons: &mut Vec<PricingReason>,
+) -> (Option<f64>, Option<ValueBounds>, HitRateSource) {
+    let mut hit_rate = None;
+    let mut hit_bounds = None;
+    let mut hit_source = HitRateSource::None;
+    let measured = p.measured.and_then(|m| finite(m.value).map(|v| (v, m)));
+    match (&p.validity, measured) {
+        (
+            Validity::Ineligible {
+                status,
+                reasons: vr,
+            },
+            _,
+        ) => {
+            let mut r = refuse(
+                PricingCode::CacheIneligible,
+                format!(
+                    "the accounting verdict is {}: the rate may not be priced",
+                    status.as_deref().unwrap_or("not eligible")
+                ),
+            );
+            r.verdict_status = status.clone();
+            r.verdict_reasons = vr.clone();
+            reasons.push(r);
+        }
+        (Validity::Malformed { detail }, _) => {
+            reasons.push(refuse(PricingCode::CacheValidityMalformed, detail.clone()))
+        }
+        (_, None) => reasons.push(refuse(
+            PricingCode::CacheUnmeasured,
+            if p.workload == Workload::PrefixReuse {
+                "prefix-reuse workload without a measured hit rate"
+            } else {
+                "no measured hit rate and the workload is not known to be fixed-sequence"
+            },
+        )),
+        (Validity::Missing, Some(_)) => reasons.push(refuse(
+            PricingCode::CacheValidityMissing,
+            "a measured rate without a validity verdict: eligibility not proven",
+        )),
+        (Validity::Eligible, Some((v, m))) => {
+            if !(0.0..=1.0).contains(&v) {
+                reasons.push(refuse(
+                    PricingCode::CacheRateInvalid,
+                    format!("measured hit rate {v} is outside [0, 1]"),
+                ));
+            } else {
+                hit_rate = Some(v);
+                hit_source = HitRateSource::Measured;
+                if let (Some(lo), Some(hi)) = (finite(m.lo), finite(m.hi)) {
+                    if lo <= v && v <= hi {
+                        hit_bounds = Some(ValueBounds {
+                            lo: clamp01(lo),
+                            hi: clamp01(hi),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    (hit_rate, hit_bounds, hit_source)
+}
+
+/// Select throughput, hit rate and input share for `p` under `policy`; `surface` matters only
+/// under `legacy`.
+pub fn select_on(p: &PointFacts, policy: PricingPolicy, surface: LegacySurface) -> Selection {
     let mut reasons = Vec::new();
     let mut hit_rate = None;
     let mut hit_bounds = None;
@@ -107,26 +219,7 @@ pub fn select(p: &PointFacts, policy: PricingPolicy) -> Selection {
 
     match policy {
         PricingPolicy::Legacy => {
-            if let Some(raw) = legacy_tier_sum(&p.tiers) {
-                let h = clamp01(raw);
-                if h != raw {
-                    reasons.push(PricingReason::new(
-                        PricingCode::HitRateClamped,
-                        format!("measured hit rate {raw} clamped to {h}"),
-                    ));
-                }
-                hit_rate = Some(h);
-                hit_source = HitRateSource::Measured;
-            } else if let (Some(hw), Some(t)) = (p.hardware.as_deref(), p.theoretical) {
-                if LEGACY_FALLBACK_HARDWARE.contains(&hw) {
-                    hit_rate = Some(clamp01(t));
-                    hit_source = HitRateSource::TheoreticalFallback;
-                    reasons.push(PricingReason::new(
-                        PricingCode::TheoreticalFallback,
-                        format!("{hw}: no measured rate, theoretical {t} used"),
-                    ));
-                }
-            }
+            (hit_rate, hit_source) = legacy_hit_rate(p, surface, &mut reasons);
             if hit_rate.is_none() {
                 reasons.push(PricingReason::new(
                     if no_telemetry_by_design {
@@ -162,65 +255,16 @@ pub fn select(p: &PointFacts, policy: PricingPolicy) -> Selection {
             )),
         },
         PricingPolicy::Strict => {
-            let measured = p.measured.and_then(|m| finite(m.value).map(|v| (v, m)));
-            match (&p.validity, measured) {
-                (
-                    Validity::Ineligible {
-                        status,
-                        reasons: vr,
-                    },
-                    _,
-                ) => {
-                    let mut r = refuse(
-                        PricingCode::CacheIneligible,
-                        format!(
-                            "the accounting verdict is {}: the rate may not be priced",
-                            status.as_deref().unwrap_or("not eligible")
-                        ),
-                    );
-                    r.verdict_status = status.clone();
-                    r.verdict_reasons = vr.clone();
-                    reasons.push(r);
-                }
-                (Validity::Malformed { detail }, _) => {
-                    reasons.push(refuse(PricingCode::CacheValidityMalformed, detail.clone()))
-                }
-                (_, None) => reasons.push(refuse(
-                    PricingCode::CacheUnmeasured,
-                    if p.workload == Workload::PrefixReuse {
-                        "prefix-reuse workload without a measured hit rate"
-                    } else {
-                        "no measured hit rate and the workload is not known to be fixed-sequence"
-                    },
-                )),
-                (Validity::Missing, Some(_)) => reasons.push(refuse(
-                    PricingCode::CacheValidityMissing,
-                    "a measured rate without a validity verdict: eligibility not proven",
-                )),
-                (Validity::Eligible, Some((v, m))) => {
-                    if !(0.0..=1.0).contains(&v) {
-                        reasons.push(refuse(
-                            PricingCode::CacheRateInvalid,
-                            format!("measured hit rate {v} is outside [0, 1]"),
-                        ));
-                    } else {
-                        hit_rate = Some(v);
-                        hit_source = HitRateSource::Measured;
-                        if let (Some(lo), Some(hi)) = (finite(m.lo), finite(m.hi)) {
-                            if lo <= v && v <= hi {
-                                hit_bounds = Some(ValueBounds {
-                                    lo: clamp01(lo),
-                                    hi: clamp01(hi),
-                                });
-                            }
-                        }
-                    }
-                }
-            }
+            (hit_rate, hit_bounds, hit_source) = strict_hit_rate(p, &mut reasons);
         }
     }
 
-    let (share, share_source) = input_token_share(p);
+    let (share, share_source) =
+        if policy == PricingPolicy::Legacy && surface.output_defaults_to_total() {
+            calculator_input_token_share(p)
+        } else {
+            input_token_share(p)
+        };
     if policy != PricingPolicy::Legacy {
         if let Some(s) = share {
             if !(s.is_finite() && (0.0..=1.0).contains(&s)) {
@@ -243,7 +287,12 @@ pub fn select(p: &PointFacts, policy: PricingPolicy) -> Selection {
 }
 
 /// Price a selection: the revenue function decides whether the share is needed.
-pub fn price_selection(sel: Selection, card: &RateCard, policy: PricingPolicy) -> PriceOutcome {
+pub fn price_selection(
+    sel: Selection,
+    card: &RateCard,
+    policy: PricingPolicy,
+    surface: LegacySurface,
+) -> PriceOutcome {
     let prices = card.prices();
     let mut reasons = sel.reasons;
     let mut revenue = None;
@@ -278,6 +327,7 @@ pub fn price_selection(sel: Selection, card: &RateCard, policy: PricingPolicy) -
         },
         priced,
         policy,
+        surface: (policy == PricingPolicy::Legacy).then_some(surface),
         card: card.name.clone(),
         revenue_per_gpu_hour: revenue,
         revenue_bounds: bounds,
@@ -309,7 +359,18 @@ pub(crate) fn not_priced_reason(
     }
 }
 
-/// Price one point under `policy` with `card`.
+/// Price one point under `policy` with `card`; `legacy` reproduces the default surface (the
+/// calculator).
 pub fn price_point(p: &PointFacts, card: &RateCard, policy: PricingPolicy) -> PriceOutcome {
-    price_selection(select(p, policy), card, policy)
+    price_point_on(p, card, policy, LegacySurface::default())
+}
+
+/// Price one point under `policy` with `card`; `surface` matters only under `legacy`.
+pub fn price_point_on(
+    p: &PointFacts,
+    card: &RateCard,
+    policy: PricingPolicy,
+    surface: LegacySurface,
+) -> PriceOutcome {
+    price_selection(select_on(p, policy, surface), card, policy, surface)
 }

@@ -1,21 +1,23 @@
 //! Historical-trend style pricing (consumer.md c.3): per date, interpolate the throughput,
 //! the input share and the hit rate separately along the frontier, then price. No
-//! extrapolation; a single point only at its exact x.
+//! extrapolation; a single point only at its exact x (within 1e-6). Under `legacy` this is the
+//! trend surface ([`LegacySurface::Trend`]) whatever surface other calls use.
 
-use super::frontier::{interpolate_frontier, FrontierInterpolation, FrontierMode};
+use super::frontier::{interpolate_frontier, FrontierInterpolation};
 use super::point::PointFacts;
 use super::policy::PricingPolicy;
 use super::rate_card::RateCard;
+use super::surface::LegacySurface;
 use serde::Serialize;
 
-/// Interpolate and price at `target` in trend mode.
+/// Interpolate and price at `target` on the trend surface.
 pub fn interpolate_trend(
     points: &[PointFacts],
     target: f64,
     card: &RateCard,
     policy: PricingPolicy,
 ) -> FrontierInterpolation {
-    interpolate_frontier(points, target, card, policy, FrontierMode::Trend)
+    interpolate_frontier(points, target, card, policy, LegacySurface::Trend)
 }
 
 /// The points of one date.

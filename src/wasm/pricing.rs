@@ -3,12 +3,14 @@
 //! with code `BAD_OPTIONS`; a point that may not be priced is a `NOT_PRICED` outcome.
 
 use super::{options_error, output_error};
-use crate::pricing::frontier::{FrontierInterpolation, FrontierMode, FrontierPricing};
+use crate::pricing::frontier::{FrontierInterpolation, FrontierPricing};
 use crate::pricing::point::{BenchmarkRow, CacheObservation, PointFacts, PointInput};
 use crate::pricing::rate_card::{CardChoice, RateCard};
 use crate::pricing::revenue::{self, MoneyMetrics, PowerCost, ProfitEstimate, ProfitInput};
 use crate::pricing::trend::TrendPoint;
-use crate::pricing::{self as core, PriceOutcome, PricingCode, PricingPolicy, PricingReason};
+use crate::pricing::{
+    self as core, LegacySurface, PriceOutcome, PricingCode, PricingPolicy, PricingReason,
+};
 use serde::{Deserialize, Serialize};
 use tsify::{Ts, Tsify};
 use wasm_bindgen::prelude::*;
@@ -29,10 +31,13 @@ pub struct PriceOptions {
     #[tsify(optional)]
     #[serde(default)]
     pub rate_card: Option<RateCard>,
-    /// Frontier calls: `"calculator"` (default) or `"trend"`.
+    /// `legacy` only: the dashboard surface reproduced, `"chart"`, `"calculator"` (default) or
+    /// `"trend"`. Given with another policy it is refused (`BAD_OPTIONS`): `strict` and
+    /// `theoretical` do not depend on it. `trendSeries` is the trend surface and accepts only
+    /// `"trend"`.
     #[tsify(optional)]
     #[serde(default)]
-    pub mode: Option<FrontierMode>,
+    pub surface: Option<LegacySurface>,
     /// Frontier calls on rows: the metric key used as x (default `p90_intvty` for agentic
     /// rows, `median_intvty` otherwise).
     #[tsify(optional)]
@@ -43,7 +48,9 @@ pub struct PriceOptions {
 struct Resolved {
     policy: PricingPolicy,
     card: RateCard,
-    mode: FrontierMode,
+    surface: LegacySurface,
+    /// whether `surface` was given
+    surface_given: bool,
     x_metric: Option<String>,
 }
 
@@ -61,10 +68,18 @@ fn resolve(options: Option<Ts<PriceOptions>>) -> Result<Resolved, JsValue> {
         (None, None) => CardChoice::default(),
     };
     let card = choice.resolve().map_err(|e| options_error(e.message))?;
+    let policy = o.policy.unwrap_or_default();
+    if let (Some(s), false) = (o.surface, policy == PricingPolicy::Legacy) {
+        return Err(options_error(format!(
+            "surface {s} applies to the legacy policy only; {} does not depend on it",
+            policy.as_str()
+        )));
+    }
     Ok(Resolved {
-        policy: o.policy.unwrap_or_default(),
+        policy,
         card,
-        mode: o.mode.unwrap_or_default(),
+        surface: o.surface.unwrap_or_default(),
+        surface_given: o.surface.is_some(),
         x_metric: o.x_metric,
     })
 }
@@ -114,7 +129,7 @@ pub fn price_point_js(
     let p = point
         .to_rust()
         .map_err(|e| options_error(format!("bad point: {e}")))?;
-    core::price_point(&p.facts(), &r.card, r.policy)
+    core::price_point_on(&p.facts(), &r.card, r.policy, r.surface)
         .into_ts()
         .map_err(output_error)
 }
@@ -132,7 +147,7 @@ pub fn price_rows_js(
             let row = row
                 .to_rust()
                 .map_err(|e| options_error(format!("rows[{i}]: {e}")))?;
-            core::price_point(&row.facts(), &r.card, r.policy)
+            core::price_point_on(&row.facts(), &r.card, r.policy, r.surface)
                 .into_ts()
                 .map_err(output_error)
         })
@@ -147,7 +162,7 @@ pub fn price_frontier_js(
 ) -> Result<Ts<FrontierPricing>, JsValue> {
     let r = resolve(options)?;
     let f = facts(points, r.x_metric.as_deref())?;
-    core::price_frontier(&f, &r.card, r.policy)
+    core::price_frontier(&f, &r.card, r.policy, r.surface)
         .into_ts()
         .map_err(output_error)
 }
@@ -162,7 +177,7 @@ pub fn interpolate_frontier_js(
 ) -> Result<Ts<FrontierInterpolation>, JsValue> {
     let r = resolve(options)?;
     let f = facts(points, r.x_metric.as_deref())?;
-    core::interpolate_frontier(&f, target, &r.card, r.policy, r.mode)
+    core::interpolate_frontier(&f, target, &r.card, r.policy, r.surface)
         .into_ts()
         .map_err(output_error)
 }
@@ -176,7 +191,7 @@ pub struct TrendGroupInput {
 }
 
 /// Historical-trend pricing: one value per date (no extrapolation), plus a synthetic copy
-/// of the last value at `extendTo` when later.
+/// of the last value at `extendTo` when later. Under `legacy` this is the trend surface.
 #[wasm_bindgen(js_name = trendSeries)]
 pub fn trend_series_js(
     groups: Vec<Ts<TrendGroupInput>>,
@@ -185,6 +200,12 @@ pub fn trend_series_js(
     options: Option<Ts<PriceOptions>>,
 ) -> Result<Vec<Ts<TrendPoint>>, JsValue> {
     let r = resolve(options)?;
+    if r.surface_given && r.surface != LegacySurface::Trend {
+        return Err(options_error(format!(
+            "trendSeries is the trend surface; surface {} is for the other calls",
+            r.surface
+        )));
+    }
     let mut gs = Vec::new();
     for (i, g) in groups.into_iter().enumerate() {
         let g = g

@@ -3,7 +3,8 @@
 
 use crate::Failure;
 use kvledger::pricing::{
-    point::BenchmarkRow, policy::price_point, CardChoice, PriceOutcome, PricingPolicy, RateCard,
+    point::BenchmarkRow, policy::price_point_on, CardChoice, LegacySurface, PriceOutcome,
+    PricingPolicy, RateCard,
 };
 use kvledger::{ErrorCode, ReadError};
 use serde::Serialize;
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 struct Args {
     rows: PathBuf,
     policy: PricingPolicy,
+    surface: LegacySurface,
     card: Option<String>,
     json: bool,
 }
@@ -19,6 +21,7 @@ struct Args {
 fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, Failure> {
     let mut rows = None;
     let mut policy = PricingPolicy::Strict;
+    let mut surface = None;
     let mut card = None;
     let mut json = false;
     while let Some(a) = argv.next() {
@@ -36,14 +39,29 @@ fn parse_args(mut argv: impl Iterator<Item = String>) -> Result<Args, Failure> {
                     ))
                 })?;
             }
+            "--surface" => {
+                let v = value("--surface")?;
+                surface = Some(LegacySurface::parse(&v).ok_or_else(|| {
+                    Failure::Usage(format!(
+                        "--surface {v}: expected chart, calculator or trend"
+                    ))
+                })?);
+            }
             "--card" => card = Some(value("--card")?),
             "--json" => json = true,
             s => return Err(Failure::Usage(format!("unknown argument {s}"))),
         }
     }
+    if surface.is_some() && policy != PricingPolicy::Legacy {
+        return Err(Failure::Usage(format!(
+            "--surface applies to --policy legacy only; {} does not depend on it",
+            policy.as_str()
+        )));
+    }
     Ok(Args {
         rows: rows.ok_or_else(|| Failure::Usage("give --rows FILE".to_string()))?,
         policy,
+        surface: surface.unwrap_or_default(),
         card,
         json,
     })
@@ -108,6 +126,8 @@ struct Report<'a> {
     rows_file: String,
     card: &'a RateCard,
     policy: PricingPolicy,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    surface: Option<LegacySurface>,
     priced: usize,
     not_priced: usize,
     outcomes: &'a [PriceOutcome],
@@ -123,7 +143,7 @@ pub fn main(argv: impl Iterator<Item = String>) -> Result<(), Failure> {
     let rows = load_rows(&args.rows)?;
     let outcomes: Vec<PriceOutcome> = rows
         .iter()
-        .map(|r| price_point(&r.facts(), &card, args.policy))
+        .map(|r| price_point_on(&r.facts(), &card, args.policy, args.surface))
         .collect();
     let priced = outcomes.iter().filter(|o| o.priced).count();
     if args.json {
@@ -131,6 +151,7 @@ pub fn main(argv: impl Iterator<Item = String>) -> Result<(), Failure> {
             rows_file: args.rows.display().to_string(),
             card: &card,
             policy: args.policy,
+            surface: (args.policy == PricingPolicy::Legacy).then_some(args.surface),
             priced,
             not_priced: outcomes.len() - priced,
             outcomes: &outcomes,
@@ -141,14 +162,20 @@ pub fn main(argv: impl Iterator<Item = String>) -> Result<(), Failure> {
         return Ok(());
     }
     let p = card.prices();
+    let surface = if args.policy == PricingPolicy::Legacy {
+        format!(" (surface {})", args.surface)
+    } else {
+        String::new()
+    };
     println!(
-        "card {} (as of {}): input {} / cached {} / output {} $/M; policy {}",
+        "card {} (as of {}): input {} / cached {} / output {} $/M; policy {}{}",
         card.name,
         card.as_of,
         p.input,
         p.cached,
         p.output,
-        args.policy.as_str()
+        args.policy.as_str(),
+        surface
     );
     println!(
         "{:>5}  {:<8} {:<10} {:>6} {:>10} {:>6} {:>6} {:>10}  status / reasons",
