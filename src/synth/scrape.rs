@@ -4,11 +4,13 @@
 //! warmup and a final scrape after the profiling end). The walker regenerates the whole run
 //! from the seed, so every exporter pass sees identical values.
 
-use super::engines::{Field, HistKind, SeriesDef, Src};
+use super::engines::engine_capacity_tokens;
+use super::faults::Fault;
 use super::plan::Plan;
 use super::rng::{hash, Rng};
-use super::workload::{Delta, Item, Lane, Moment, ReqRecord};
-use super::Fault;
+use super::series::{Delta, Field, HistKind, Moment, SeriesDef, Src};
+use super::spec::Schema;
+use super::workload::{Item, Lane, ReqRecord};
 
 const SEC: u64 = 1_000_000_000;
 
@@ -33,7 +35,7 @@ impl Cum {
         self.gen += d.gen as u64;
         self.requery += d.requery as u64;
     }
-    fn plus(&mut self, o: &Cum) {
+    pub fn plus(&mut self, o: &Cum) {
         self.prompt += o.prompt;
         self.gpu += o.gpu;
         self.cpu += o.cpu;
@@ -199,7 +201,7 @@ impl Sched {
         // that model a missing boundary sample drop them.
         let s = &plan.spec;
         let mut snaps = Vec::new();
-        if s.schema == super::Schema::V1_1 {
+        if s.schema == Schema::V1_1 {
             if !(s.has(Fault::StartGap)
                 || s.has(Fault::StraddleProof)
                 || s.has(Fault::StraddleNoProof))
@@ -473,7 +475,7 @@ impl<'p> Walker<'p> {
             .map(|(_, p)| p)
             .collect();
         let n = pools.len().max(1) as f64;
-        let cap = super::engines::engine_capacity_tokens() as f64;
+        let cap = engine_capacity_tokens() as f64;
         let nan = self.plan.spec.has(Fault::NanGauges)
             && s.src.is_ratio_gauge()
             && hash(&[sid as u64, idx as u64]) % 5 == 0;

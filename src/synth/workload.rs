@@ -11,44 +11,14 @@
 //! - sessions stick to one priced endpoint, one DP pool and one decode endpoint (hashing);
 //! - a lane's events depend only on `(seed, lane)`, so any walk regenerates them exactly.
 
+use super::faults::Fault;
 use super::plan::{Plan, Times};
 use super::rng::{hash, Rng};
-use super::{Engine, Fault};
+use super::series::{Delta, Moment};
+use super::spec::Engine;
 
 pub const SYS_PROMPT: u32 = 3072;
 pub const THEORY_BLOCK: u32 = 64;
-
-/// When an endpoint event happens in a request's life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Moment {
-    Arrive,
-    /// Admission to the running batch (ATOM counts here; vLLM lookup stats).
-    Adm,
-    /// First output token (vLLM prompt counters; latency to first token).
-    Ftk,
-    /// Completion (SGLang, TensorRT-LLM, ATOM `prompt_tokens`).
-    Fin,
-}
-
-/// Token split of one request as one endpoint counts it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Delta {
-    pub prompt: u32,
-    pub gpu: u32,
-    pub cpu: u32,
-    pub ext: u32,
-    pub gen: u32,
-    /// vLLM before #48860: extra lookup tokens re-counted for a request that waited.
-    pub requery: u32,
-    pub ttft_us: u32,
-    pub e2e_us: u32,
-}
-
-impl Delta {
-    pub fn hits(&self) -> u32 {
-        self.gpu + self.cpu + self.ext
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {

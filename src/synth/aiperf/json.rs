@@ -14,13 +14,13 @@
 //! linear within buckets (not AIPerf's polynomial estimator).
 
 use super::jsonl::Pass1;
-use super::{rel, Out, Sink};
 use crate::model::MetricType;
-use crate::synth::engines::Src;
 use crate::synth::fmt::{f4, iso_local, jstr, py_dict_str, Pretty};
+use crate::synth::out::{rel, Out, Sink};
 use crate::synth::plan::Plan;
 use crate::synth::scrape::{Step, Val, Walker};
-use crate::synth::{Schema, SynthError};
+use crate::synth::series::Src;
+use crate::synth::spec::{Schema, SynthError};
 use std::io::{self, Write};
 
 /// One CSV row (profiling stats), gathered while the JSON is written.

@@ -5,14 +5,16 @@
 //! fetch statistics, per-phase request aggregates, true counters at the phase boundaries
 //! (probes) and the priced counters' values around the window edges (evidence bounds).
 
-use super::{rel, Out, Sink};
-use crate::synth::engines::{Field, Src};
+use crate::synth::engines::price_moment;
 use crate::synth::fmt::{jstr, py_float};
+use crate::synth::out::{rel, Out, Sink};
 use crate::synth::plan::Plan;
 use crate::synth::rng::{hash, Rng};
 use crate::synth::scrape::{Cum, Step, Val, Walker};
-use crate::synth::workload::{Moment, Phase, ReqRecord};
-use crate::synth::{Engine, Schema, SynthError};
+use crate::synth::series::Moment;
+use crate::synth::series::{Field, Src};
+use crate::synth::spec::{Schema, SynthError};
+use crate::synth::workload::{Phase, ReqRecord};
 use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 
@@ -72,15 +74,6 @@ pub struct Pass1 {
     pub edges: Vec<Edges>,
     /// Whether any counter decreased between two scrapes of an endpoint (reset seen).
     pub decreased: Vec<bool>,
-}
-
-/// The moment at which an engine counts the priced prompt and hit counters.
-pub fn price_moment(e: Engine) -> Moment {
-    match e {
-        Engine::Vllm | Engine::Dynamo => Moment::Ftk,
-        Engine::Sglang | Engine::Trtllm => Moment::Fin,
-        Engine::Atom => Moment::Adm,
-    }
 }
 
 pub fn labels_json(labels: &[(String, String)]) -> String {

@@ -6,8 +6,8 @@
 //! does no cache accounting). Preemption re-counts are not modelled.
 
 use super::{l, Builder, Field, HistKind, Src};
-use crate::synth::workload::Moment::{Adm, Fin};
-use crate::synth::Fault;
+use crate::synth::faults::Fault;
+use crate::synth::series::Moment::{Adm, Fin};
 
 pub fn endpoint(b: &mut Builder, ep: usize) {
     let plan = b.plan;

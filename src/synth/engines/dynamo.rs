@@ -6,7 +6,7 @@
 use super::{l, Builder, Field, HistKind, Src};
 use crate::model::Role;
 use crate::synth::rng::hash;
-use crate::synth::workload::Moment::Fin;
+use crate::synth::series::Moment::Fin;
 
 pub fn worker(b: &mut Builder, ep: usize) {
     let plan = b.plan;

@@ -6,8 +6,8 @@
 //! (`--enable-metrics-for-all-schedulers`) and carry `dp_rank` with DP attention.
 
 use super::{l, Builder, Field, HistKind, Labels, Src};
-use crate::synth::workload::Moment::{Adm, Fin};
-use crate::synth::Fault;
+use crate::synth::faults::Fault;
+use crate::synth::series::Moment::{Adm, Fin};
 
 pub fn endpoint(b: &mut Builder, ep: usize) {
     let plan = b.plan;

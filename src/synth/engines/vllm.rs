@@ -7,8 +7,8 @@
 //! generation counting is collapsed to the completion: a simplification).
 
 use super::{l, Builder, Field, HistKind, Labels, Src};
-use crate::synth::workload::Moment::{Adm, Fin, Ftk};
-use crate::synth::Fault;
+use crate::synth::faults::Fault;
+use crate::synth::series::Moment::{Adm, Fin, Ftk};
 
 pub fn endpoint(b: &mut Builder, ep: usize, extra: &[(String, String)]) {
     let plan = b.plan;

@@ -1,0 +1,66 @@
+//! `launch.json`: the launch facts a benchmark launcher records (`src/read/launch.rs` keys):
+//! framework, disaggregation, role endpoint lists, the offload tier and its backend.
+
+use super::out::{Out, Sink};
+use super::plan::Plan;
+use super::spec::Engine;
+use crate::model::Role;
+use serde_json::{json, Map, Value};
+use std::io::{self, Write};
+
+pub fn offload_facts(plan: &Plan) -> (&'static str, Option<&'static str>) {
+    let e = plan.spec.engine;
+    if plan.tiers_cpu {
+        let b = match e {
+            Engine::Vllm | Engine::Dynamo => "native",
+            Engine::Sglang => "hicache",
+            Engine::Trtllm => "host",
+            Engine::Atom => "lmcache",
+        };
+        ("cpu", Some(b))
+    } else if plan.tiers_ext {
+        let b = match e {
+            Engine::Trtllm => "disk",
+            _ => "mooncake",
+        };
+        ("storage", Some(b))
+    } else {
+        ("none", None)
+    }
+}
+
+pub fn write_launch(plan: &Plan, sink: &Sink) -> io::Result<(String, u64)> {
+    let mut m = Map::new();
+    m.insert("framework".into(), json!(plan.spec.engine.as_str()));
+    m.insert(
+        "disaggregated".into(),
+        json!(plan.spec.topology.is_disagg()),
+    );
+    let list = |r: Role| -> Vec<String> {
+        plan.endpoints
+            .iter()
+            .filter(|e| e.role == r)
+            .map(|e| e.host_port.clone())
+            .collect()
+    };
+    if plan.spec.topology.is_disagg() {
+        m.insert("prefill_endpoints".into(), json!(list(Role::Prefill)));
+        m.insert("decode_endpoints".into(), json!(list(Role::Decode)));
+    } else {
+        m.insert("agg_endpoints".into(), json!(list(Role::Unified)));
+    }
+    if let Some(fe) = plan.frontend {
+        let mut r = Map::new();
+        r.insert(plan.endpoints[fe].host_port.clone(), json!("frontend"));
+        m.insert("endpoint_roles".into(), Value::Object(r));
+    }
+    let (off, backend) = offload_facts(plan);
+    m.insert("kv_offloading".into(), json!(off));
+    if let Some(b) = backend {
+        m.insert("kv_offload_backend".into(), json!(b));
+    }
+    let mut out = Out::open(sink, "launch.json")?;
+    serde_json::to_writer_pretty(&mut out, &Value::Object(m))?;
+    out.write_all(b"\n")?;
+    out.finish()
+}
