@@ -1,6 +1,7 @@
 //! `launch.json`: the launch facts a benchmark launcher records (`src/read/launch.rs` keys):
 //! framework, disaggregation, role endpoint lists, the offload tier and its backend.
 
+use super::faults::Fault;
 use super::out::{Out, Sink};
 use super::plan::Plan;
 use super::spec::Engine;
@@ -44,8 +45,15 @@ pub fn write_launch(plan: &Plan, sink: &Sink) -> io::Result<(String, u64)> {
             .collect()
     };
     if plan.spec.topology.is_disagg() {
-        m.insert("prefill_endpoints".into(), json!(list(Role::Prefill)));
-        m.insert("decode_endpoints".into(), json!(list(Role::Decode)));
+        let (p, d) = (list(Role::Prefill), list(Role::Decode));
+        // The swapped-launch fault: the launcher wrote each list under the other role.
+        let (p, d) = if plan.spec.has(Fault::SwappedLaunch) {
+            (d, p)
+        } else {
+            (p, d)
+        };
+        m.insert("prefill_endpoints".into(), json!(p));
+        m.insert("decode_endpoints".into(), json!(d));
     } else {
         m.insert("agg_endpoints".into(), json!(list(Role::Unified)));
     }
@@ -53,6 +61,10 @@ pub fn write_launch(plan: &Plan, sink: &Sink) -> io::Result<(String, u64)> {
         let mut r = Map::new();
         r.insert(plan.endpoints[fe].host_port.clone(), json!("frontend"));
         m.insert("endpoint_roles".into(), Value::Object(r));
+    }
+    if plan.spec.has(Fault::PrefixCachingDisabled) {
+        // A string, as launchers write their flags.
+        m.insert("enable_prefix_caching".into(), json!("False"));
     }
     let (off, backend) = offload_facts(plan);
     m.insert("kv_offloading".into(), json!(off));

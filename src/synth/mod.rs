@@ -61,19 +61,34 @@ pub fn generate(spec: &SynthSpec, out_dir: &Path) -> Result<SynthSummary, SynthE
     if let Some(target) = spec.target_bytes {
         spec.duration_s = calibrate(&spec, target)?;
     }
-    let plan = planner::build(&spec);
+    if !(spec.json || spec.csv || spec.jsonl) {
+        return Err(SynthError::Spec(
+            "at least one server-metrics export (json, csv, jsonl)".into(),
+        ));
+    }
+    let plan = prepare(&spec);
     write_run(&plan, &Sink::Dir(out_dir.to_path_buf()))
+}
+
+/// The plan of a spec, with the times that depend on a walk of the run settled.
+fn prepare(spec: &SynthSpec) -> Plan {
+    let mut plan = planner::build(spec);
+    scrape::settle_unseen_restart(&mut plan);
+    plan
 }
 
 /// Write every file of the run.
 pub fn write_run(plan: &Plan, sink: &Sink) -> Result<SynthSummary, SynthError> {
     let mut files = Vec::new();
     let p1 = aiperf::jsonl::pass1(plan, sink, &mut files)?;
-    let rows = aiperf::json::write(plan, sink, &p1, &mut files)?;
-    files.push(aiperf::csv::write(plan, sink, &rows)?);
+    let (rows, mut shown) = aiperf::json::write(plan, sink, &p1, &mut files)?;
+    shown.duplicate_timestamp = p1.duplicate_timestamp;
+    if plan.spec.csv {
+        files.push(aiperf::csv::write(plan, sink, &rows)?);
+    }
     files.push(aiperf::profile::write_summary(plan, sink, &p1)?);
     files.push(launch::write_launch(plan, sink)?);
-    let (tf, status) = truth::write_truth(plan, sink, &p1)?;
+    let (tf, status) = truth::write_truth(plan, sink, &p1, &shown)?;
     files.push(tf);
     files.sort();
     let total_bytes = files.iter().map(|(_, b)| b).sum();
@@ -94,7 +109,7 @@ fn calibrate(spec: &SynthSpec, target: u64) -> Result<f64, SynthError> {
         let mut s = spec.clone();
         s.duration_s = d;
         s.target_bytes = None;
-        let plan = planner::build(&s);
+        let plan = prepare(&s);
         Ok(write_run(&plan, &Sink::Count)?.total_bytes)
     };
     let (d1, d2) = (20.0, 60.0);

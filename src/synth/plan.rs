@@ -20,6 +20,8 @@ pub struct Times {
     /// Background traffic (late-final-scrape fault) is issued before this.
     pub bg_end: u64,
     pub reset_at: Option<u64>,
+    /// End of the unscraped stretch after the restart (`reset_at` + 2 s when `None`).
+    pub reset_gap_end: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -53,6 +55,8 @@ pub struct Plan {
     pub legacy_requery: bool,
     pub model: String,
     pub benchmark_id: String,
+    /// The run summary's `benchmark_id` (another one under the benchmark-mismatch fault).
+    pub summary_benchmark_id: String,
 }
 
 impl Plan {

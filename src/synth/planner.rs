@@ -70,7 +70,7 @@ pub fn build(spec: &SynthSpec) -> Plan {
             endpoints[last].scraped = false;
         }
     }
-    if spec.has(Fault::CounterReset) {
+    if spec.has(Fault::CounterReset) || spec.has(Fault::RestartUnseen) {
         endpoints[priced[0]].reset = true;
     }
     let block_size = match engine {
@@ -79,6 +79,12 @@ pub fn build(spec: &SynthSpec) -> Plan {
         _ => 16,
     };
     let mut idrng = Rng::new(spec.seed, 7);
+    let benchmark_id = idrng.uuid();
+    let summary_benchmark_id = if spec.has(Fault::BenchmarkMismatch) {
+        idrng.uuid()
+    } else {
+        benchmark_id.clone()
+    };
     let mut plan = Plan {
         tiers_cpu: spec.tier_cpu,
         tiers_ext: spec.tier_external,
@@ -94,7 +100,8 @@ pub fn build(spec: &SynthSpec) -> Plan {
         times: Times::default(),
         block_size,
         model: "synth/Agentic-8B".into(),
-        benchmark_id: idrng.uuid(),
+        benchmark_id,
+        summary_benchmark_id,
     };
     let (fams, series) = engines::build(&plan);
     plan.families = fams;
@@ -143,6 +150,11 @@ fn compute_times(plan: &mut Plan) {
         }
         p1 = p1.max(lane.last_prof_end);
     }
+    // An idle window has no last response; a phase that ends at the issue deadline leaves
+    // the in-flight requests' records outside it.
+    if plan.spec.has(Fault::ZeroTraffic) || plan.spec.has(Fault::RecordsOutsideWindow) {
+        p1 = plan.times.issue_end;
+    }
     plan.times.p1 = p1;
     plan.times.bg_end = if plan.spec.has(Fault::LateFinalScrape) {
         p1 + 3 * SEC
@@ -151,5 +163,8 @@ fn compute_times(plan: &mut Plan) {
     };
     if plan.spec.has(Fault::CounterReset) {
         plan.times.reset_at = Some(plan.times.p0 + (plan.spec.duration_s * 0.45e9) as u64);
+    } else if plan.spec.has(Fault::RestartUnseen) {
+        // Early, so that the traffic left in the window can climb past the old values.
+        plan.times.reset_at = Some(plan.times.p0 + (plan.spec.duration_s * 0.15e9) as u64);
     }
 }

@@ -13,6 +13,8 @@ use super::spec::Schema;
 use super::workload::{Item, Lane, ReqRecord};
 
 const SEC: u64 = 1_000_000_000;
+/// Prompt tokens per second of the conflicting run's extra traffic.
+pub const CONFLICT_RAMP: f64 = 50_000.0;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Cum {
@@ -195,7 +197,7 @@ impl Sched {
             gaps.push((t.p0 - 3 * SEC / 2, t.p0));
         }
         if let (true, Some(r)) = (plan.endpoints[ep].reset, t.reset_at) {
-            gaps.push((r, r + 2 * SEC));
+            gaps.push((r, t.reset_gap_end.unwrap_or(r + 2 * SEC)));
         }
         // The native 1.1 runner snapshots every endpoint at the phase boundaries; the faults
         // that model a missing boundary sample drop them.
@@ -304,6 +306,10 @@ pub struct Walker<'p> {
     probes: Vec<(u64, bool)>,
     next_probe: usize,
     records: bool,
+    /// The JSON exporter's view: series marked `conflict` read another run's values.
+    pub export_view: bool,
+    /// Time of the scrape last returned by `next` (the conflicting run's traffic ramp).
+    scrape_t: u64,
 }
 
 impl<'p> Walker<'p> {
@@ -346,6 +352,8 @@ impl<'p> Walker<'p> {
             probes,
             next_probe: 0,
             records,
+            export_view: false,
+            scrape_t: 0,
         }
     }
 
@@ -412,6 +420,7 @@ impl<'p> Walker<'p> {
             let s = &mut self.scheds[si];
             let (ep, idx) = (s.ep, s.idx);
             s.advance();
+            self.scrape_t = st;
             return Some(Step::Scrape { ep, t: st, idx });
         }
     }
@@ -466,6 +475,21 @@ impl<'p> Walker<'p> {
         c
     }
 
+    /// Another run's value of a priced counter (conflicting-exports fault): 1.25 x the hits
+    /// and prompts, plus 50k prompt tokens/s since before the first scrape on the fields that
+    /// count non-hit prompt tokens, so hits never exceed prompts.
+    fn conflicting(&self, f: Field, x: f64) -> f64 {
+        let base = self.plan.times.w0.saturating_sub(2 * SEC);
+        let secs = self.scrape_t.saturating_sub(base) as f64 / 1e9;
+        let ramp = match f {
+            Field::Prompt | Field::Compute | Field::ComputeCpu | Field::Queries => {
+                (CONFLICT_RAMP * secs).floor()
+            }
+            _ => 0.0,
+        };
+        (x * 1.25).floor() + ramp
+    }
+
     /// The value of series `sid` at scrape `idx`.
     pub fn eval(&self, sid: usize, s: &SeriesDef, idx: u32) -> Val {
         let pools: Vec<&PoolState> = self.state[s.state_ep]
@@ -491,6 +515,9 @@ impl<'p> Walker<'p> {
                 }
                 if s.lag {
                     x = (x * 0.995).floor();
+                }
+                if s.conflict && self.export_view {
+                    x = self.conflicting(f, x);
                 }
                 if s.lazy && x == 0.0 {
                     return Val::Absent;
@@ -561,4 +588,59 @@ impl<'p> Walker<'p> {
         }
         Val::S(v)
     }
+}
+
+/// The restart-unseen fault: ends the unscraped stretch after the restart at the first
+/// scheduled scrape where every counter and histogram of the restarted endpoint reads at
+/// least its value at the last scrape before the restart, so no scrape shows a decrease.
+/// When the window's traffic never gets there, the stretch is the usual 2 s and the restart
+/// shows as a decrease (still a reset).
+pub fn settle_unseen_restart(plan: &mut Plan) {
+    if !plan.spec.has(Fault::RestartUnseen) {
+        return;
+    }
+    let Some(r) = plan.times.reset_at else { return };
+    let Some(ep) = plan.endpoints.iter().position(|e| e.reset) else {
+        return;
+    };
+    // Probe with no gap after the restart: every scheduled scrape is a candidate.
+    plan.times.reset_gap_end = Some(r);
+    let end = climb_back_time(plan, ep, r);
+    plan.times.reset_gap_end = Some(end.unwrap_or(r + 2 * SEC));
+}
+
+fn climb_back_time(plan: &Plan, ep: usize, r: u64) -> Option<u64> {
+    let sids: Vec<usize> = (0..plan.series.len())
+        .filter(|&i| {
+            let s = &plan.series[i];
+            s.ep == ep && matches!(s.src, Src::Ctr(..) | Src::Scaled(..) | Src::Hist(_))
+        })
+        .collect();
+    let mut w = Walker::new(plan, &[ep], false, vec![]);
+    let mut pre: Vec<f64> = Vec::new();
+    while let Some(step) = w.next() {
+        let Step::Scrape { t, idx, .. } = step else {
+            continue;
+        };
+        let mut vals = Vec::with_capacity(pre.len());
+        for &sid in &sids {
+            match w.eval(sid, &plan.series[sid], idx) {
+                Val::S(x) => vals.push(x),
+                Val::Absent => vals.push(0.0),
+                Val::H { cum, sum, count } => {
+                    vals.push(count as f64);
+                    vals.push(sum);
+                    vals.extend(cum.iter().map(|c| *c as f64));
+                }
+            }
+        }
+        if t < r {
+            pre = vals;
+        } else if t > plan.times.p1 {
+            return None;
+        } else if vals.len() == pre.len() && vals.iter().zip(&pre).all(|(a, b)| a >= b) {
+            return Some(t);
+        }
+    }
+    None
 }

@@ -198,6 +198,8 @@ pub struct SeriesDef {
     pub lazy: bool,
     /// A disagreeing replica (reads 0.5 % low).
     pub lag: bool,
+    /// The JSON export reads another run's values (conflicting-exports fault).
+    pub conflict: bool,
 }
 
 /// AIPerf's unit inference from the name suffix.

@@ -130,6 +130,11 @@ pub struct SynthSpec {
     /// Add a frontend endpoint (always present for Dynamo).
     pub frontend: bool,
     pub schema: Schema,
+    /// Write `server_metrics_export.json` (off: a run whose server evidence is the CSV
+    /// and/or the JSONL only).
+    pub json: bool,
+    /// Write `server_metrics_export.csv`.
+    pub csv: bool,
     /// Write `server_metrics_export.jsonl` (AIPerf's default formats are json and csv).
     pub jsonl: bool,
     pub scrape_interval_s: f64,
@@ -159,6 +164,8 @@ impl Default for SynthSpec {
             tp: 1,
             frontend: false,
             schema: Schema::V1_1,
+            json: true,
+            csv: true,
             jsonl: true,
             scrape_interval_s: 0.333,
             slice_s: 1.0,
@@ -201,11 +208,14 @@ impl SynthSpec {
         if s.has(Fault::StraddleNoProof) {
             s.schema = Schema::V1_0;
             s.jsonl = false;
+            s.json = true;
         }
         if s.has(Fault::StraddleProof) {
             s.schema = Schema::V1_1;
             s.jsonl = false;
+            s.json = true;
         }
+        s.resolve_evidence_faults();
         if s.has(Fault::TpDisagree) {
             s.tp = s.tp.max(2);
         }
@@ -233,6 +243,61 @@ impl SynthSpec {
         s.dp = s.dp.clamp(1, 64);
         s.tp = s.tp.clamp(1, 16);
         s
+    }
+
+    /// Adjustments of the faults that need a given evidence kind or topology to show.
+    fn resolve_evidence_faults(&mut self) {
+        let s = self;
+        // Two kinds of evidence must both be present to disagree.
+        if s.has(Fault::ConflictingExports) {
+            s.json = true;
+            s.jsonl = true;
+        }
+        if s.has(Fault::CsvJsonDisagree) {
+            s.json = true;
+            s.csv = true;
+        }
+        if s.has(Fault::DuplicateTimestamp) {
+            s.jsonl = true;
+        }
+        if s.has(Fault::DuplicateFamily)
+            || s.has(Fault::DuplicateFamilyConflict)
+            || s.has(Fault::BenchmarkMismatch)
+        {
+            s.json = true;
+        }
+        // Without profiling records the window can only come from the 1.1 phase range; the
+        // outside-window check needs that range too.
+        if s.has(Fault::ZeroTraffic) || s.has(Fault::RecordsOutsideWindow) {
+            s.schema = Schema::V1_1;
+            s.json = true;
+        }
+        if s.has(Fault::SwappedLaunch) && !s.topology.is_disagg() {
+            s.topology = Topology {
+                agg: 0,
+                prefill: 1,
+                decode: 1,
+            };
+        }
+        if s.has(Fault::PrefixCachingDisabled) {
+            s.tier_cpu = false;
+            s.tier_external = false;
+        }
+    }
+
+    /// The server-metrics files this spec writes, in `--exports` spelling.
+    pub fn exports(&self) -> String {
+        let mut v = Vec::new();
+        for (on, name) in [
+            (self.json, "json"),
+            (self.csv, "csv"),
+            (self.jsonl, "jsonl"),
+        ] {
+            if on {
+                v.push(name);
+            }
+        }
+        v.join(",")
     }
 
     pub fn name(&self) -> String {

@@ -14,12 +14,13 @@
 //! the first slice) and the rate interval is checked against `max_rate_width` 0.005.
 
 use super::aiperf::jsonl::{Edges, Pass1};
+use super::aiperf::Shown;
 use super::engines::{price_moment, Src};
 use super::faults::Fault;
 use super::launch::offload_facts;
 use super::out::{Out, Sink};
 use super::plan::Plan;
-use super::scrape::{mi, Cum};
+use super::scrape::{mi, Cum, CONFLICT_RAMP};
 use super::series::Moment;
 use super::spec::{Engine, Schema};
 use crate::account::verdict::{ReasonCode, Status};
@@ -150,7 +151,36 @@ fn ratio(n: Option<u64>, d: Option<u64>) -> Value {
 
 /// `v(<= t)` from an endpoint's recent scrapes.
 fn le(e: &Edges, t: u64) -> Option<(u64, u64)> {
-    e.ring.iter().rev().find(|x| x.0 <= t).map(|x| (x.1, x.2))
+    le_t(e, t).map(|x| (x.1, x.2))
+}
+
+/// `(time, prompt, hits)` of the last recent scrape at or before `t`.
+fn le_t(e: &Edges, t: u64) -> Option<(u64, u64, u64)> {
+    e.ring.iter().rev().find(|x| x.0 <= t).copied()
+}
+
+/// Conflicting-exports fault: whether the JSON export's timeslice lower bound of the first
+/// priced endpoint's prompt tokens (its interior slices, with the other run's x1.25 and
+/// traffic ramp) exceeds the raw scrapes' upper bound, with a margin for per-series
+/// rounding: then the two kinds of evidence are disjoint.
+fn conflict_shows(plan: &Plan, p1: &Pass1, ep: usize) -> bool {
+    let Some((_, raw_hi, _, _)) = bounds(plan, p1, ep, true) else {
+        return false;
+    };
+    let e = &p1.edges[ep];
+    let t = &plan.times;
+    let slice = (plan.spec.slice_s * 1e9) as u64;
+    let we = t.p1.max(p1.info[ep].last_update);
+    let lastb = t.p0 + ((we - t.p0 - 1) / slice) * slice;
+    let (Some(a), Some(b)) = (e.le_p0s, le_t(e, lastb)) else {
+        return false;
+    };
+    if b.0 <= a.0 {
+        return false;
+    }
+    let ramp = CONFLICT_RAMP * (b.0 - a.0) as f64 / 1e9;
+    let json_lo = 1.25 * (b.1 as f64 - a.1 as f64) + ramp;
+    json_lo - 1000.0 > raw_hi
 }
 
 /// Evidence bounds `(lo_F, hi_F, lo_H, hi_H)` of one endpoint, or `None` when unbounded.
@@ -159,8 +189,9 @@ fn bounds(plan: &Plan, p1: &Pass1, ep: usize, source_raw: bool) -> Option<(f64, 
     let t = &plan.times;
     if source_raw {
         // Raw evidence is what the JSONL holds (duplicate scrapes are not written), over the
-        // window an accountant can know: the phase range (1.1), else the profiling records.
-        let (ws, we) = if plan.spec.schema == Schema::V1_1 {
+        // window an accountant can know: the phase range (a 1.1 JSON export), else the
+        // profiling records.
+        let (ws, we) = if plan.spec.schema == Schema::V1_1 && plan.spec.json {
             (t.p0, t.p1)
         } else {
             (p1.prof.min_start, p1.prof.max_end)
@@ -313,7 +344,13 @@ struct Evidence {
 
 fn evidence(plan: &Plan, p1: &Pass1, countable: bool, scraped: &[usize]) -> Evidence {
     let raw = plan.spec.jsonl;
-    let source = if raw { "raw_scrapes" } else { "timeslices" };
+    let source = if raw {
+        "raw_scrapes"
+    } else if plan.spec.json {
+        "timeslices"
+    } else {
+        "stats_total"
+    };
     let mut ev = Evidence {
         json: json!({ "source": source }),
         width: None,
@@ -321,6 +358,13 @@ fn evidence(plan: &Plan, p1: &Pass1, countable: bool, scraped: &[usize]) -> Evid
         unbounded: false,
     };
     if !countable || scraped.is_empty() {
+        return ev;
+    }
+    if !raw && !plan.spec.json {
+        // CSV only: `stats.total` is never a lower bound, and without `endpoint_info` it
+        // cannot be shown to cover the window: unbounded above, and the rate spans [0, 1].
+        ev.unbounded = true;
+        ev.width = Some(1.0);
         return ev;
     }
     let (mut lf, mut hf, mut lh, mut hh) = (0.0, 0.0, 0.0, 0.0);
@@ -370,11 +414,24 @@ fn run_checks(
     plan: &Plan,
     p1: &Pass1,
     ev: &Evidence,
-    countable: bool,
+    counted: &Counted,
     scraped: &[usize],
 ) -> (Found, Vec<ReasonCode>, Vec<ReasonCode>) {
     let s = &plan.spec;
+    let countable = countable(plan, counted);
     let (mut fails, mut info) = (Vec::new(), Vec::new());
+    // No prompt token truly counted in the window: no evidence can prove one, so the rate
+    // has no value (0/0). (An evidence-only zero lower bound, e.g. CSV-only, is a width
+    // matter and is not listed.)
+    if counted.priced.prompt == Some(0) && !scraped.is_empty() {
+        fails.push(ReasonCode::NoPromptInWindow);
+    }
+    if p1.prof.records == 0 {
+        fails.push(ReasonCode::NoRequestRecords);
+    }
+    if s.has(Fault::PrefixCachingDisabled) {
+        info.push(ReasonCode::PrefixCachingDisabled);
+    }
     if ev.unbounded {
         fails.push(ReasonCode::IncreaseUnbounded);
     }
@@ -449,12 +506,65 @@ fn run_checks(
     (found, fails, info)
 }
 
+/// Whether the priced counters exist and no restart hides their increase.
+fn countable(plan: &Plan, counted: &Counted) -> bool {
+    let s = &plan.spec;
+    counted.priced.prompt.is_some() && !s.has(Fault::CounterReset) && !s.has(Fault::RestartUnseen)
+}
+
 /// Stage 4: the failing and informational codes one fault requires.
-fn fault_codes(plan: &Plan, p1: &Pass1, f: Fault, k: &Found) -> (Vec<ReasonCode>, Vec<ReasonCode>) {
+fn fault_codes(
+    plan: &Plan,
+    p1: &Pass1,
+    f: Fault,
+    k: &Found,
+    shown: &Shown,
+) -> (Vec<ReasonCode>, Vec<ReasonCode>) {
     let s = &plan.spec;
     let prof = &p1.prof;
     let m = mi(price_moment(s.engine));
+    let p0 = plan.priced[0];
+    let conflict = |on: bool| match on && !k.no_priced {
+        true => vec![ReasonCode::EvidenceConflict],
+        false => vec![],
+    };
     match f {
+        Fault::ConflictingExports => (conflict(conflict_shows(plan, p1, p0)), vec![]),
+        Fault::CsvJsonDisagree => (conflict(shown.csv_disagrees), vec![]),
+        Fault::DuplicateTimestamp => (conflict(shown.duplicate_timestamp), vec![]),
+        Fault::RestartUnseen if k.no_priced => (vec![], vec![]),
+        Fault::RestartUnseen => (vec![ReasonCode::CounterReset], vec![]),
+        Fault::ZeroTraffic => {
+            let mut v = vec![ReasonCode::NoRequestRecords];
+            if !k.no_priced {
+                v.push(ReasonCode::NoPromptInWindow);
+            }
+            if k.too_wide {
+                v.push(ReasonCode::RateTooWide);
+            }
+            (v, vec![])
+        }
+        Fault::DuplicateFamily if shown.duplicate_family => {
+            (vec![], vec![ReasonCode::DuplicateFamilyMerged])
+        }
+        // The file cannot be read: `expected.read_error`; no verdict codes.
+        Fault::DuplicateFamily | Fault::DuplicateFamilyConflict => (vec![], vec![]),
+        // The shape (generation tokens per request) shows once requests were served.
+        Fault::SwappedLaunch if prof.ok > 0 => (vec![ReasonCode::RoleShapeConflict], vec![]),
+        Fault::SwappedLaunch => (vec![], vec![]),
+        Fault::BenchmarkMismatch => (vec![ReasonCode::BenchmarkMismatch], vec![]),
+        Fault::RecordsOutsideWindow => {
+            let t = &plan.times;
+            let mut v = Vec::new();
+            if prof.records > 0 && (prof.min_start < t.p0 || prof.max_end > t.p1) {
+                v.push(ReasonCode::RecordsOutsideWindow);
+            }
+            if k.not_conserved {
+                v.push(ReasonCode::PromptNotConserved);
+            }
+            (v, vec![])
+        }
+        Fault::PrefixCachingDisabled => (vec![], vec![ReasonCode::PrefixCachingDisabled]),
         Fault::StartGap
         | Fault::StraddleProof
         | Fault::StraddleNoProof
@@ -511,7 +621,7 @@ fn spec_json(plan: &Plan) -> Value {
     let s = &plan.spec;
     let (off, backend) = offload_facts(plan);
     let (cur, leg) = s.engine.variants();
-    json!({
+    let mut v = json!({
         "engine": s.engine.as_str(),
         "variant": if s.variant_legacy { leg } else { cur },
         "topology": s.topology.to_string(),
@@ -529,7 +639,14 @@ fn spec_json(plan: &Plan) -> Value {
         "jsonl": s.jsonl,
         "scrape_interval_s": s.scrape_interval_s,
         "slice_s": s.slice_s,
-    })
+    });
+    // Only when off, so that the default runs' truth stays as it was.
+    for (on, key) in [(s.json, "json"), (s.csv, "csv")] {
+        if !on {
+            v[key] = json!(false);
+        }
+    }
+    v
 }
 
 fn codes_json(codes: &[ReasonCode]) -> Vec<Value> {
@@ -550,7 +667,12 @@ fn requests_json(p1: &Pass1, prof_errs: u64) -> Value {
 }
 
 /// Write `truth.json`; returns the file and the expected status.
-pub fn write_truth(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<((String, u64), String)> {
+pub fn write_truth(
+    plan: &Plan,
+    sink: &Sink,
+    p1: &Pass1,
+    shown: &Shown,
+) -> io::Result<((String, u64), String)> {
     let s = &plan.spec;
     let t = &plan.times;
     let counted = count_roles(plan, p1);
@@ -561,12 +683,11 @@ pub fn write_truth(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<((String,
         .copied()
         .filter(|&e| plan.endpoints[e].scraped)
         .collect();
-    let countable = counted.priced.prompt.is_some() && !s.has(Fault::CounterReset);
-    let ev = evidence(plan, p1, countable, &scraped);
-    let (found, mut fails, mut info) = run_checks(plan, p1, &ev, countable, &scraped);
+    let ev = evidence(plan, p1, countable(plan, &counted), &scraped);
+    let (found, mut fails, mut info) = run_checks(plan, p1, &ev, &counted, &scraped);
     let mut fault_json = Vec::new();
     for f in &s.faults {
-        let (codes, inf) = fault_codes(plan, p1, *f, &found);
+        let (codes, inf) = fault_codes(plan, p1, *f, &found, shown);
         for c in &codes {
             if !fails.contains(c) {
                 fails.push(*c);
@@ -578,6 +699,9 @@ pub fn write_truth(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<((String,
             "reasons": codes_json(&codes),
             "info": codes_json(&inf),
         }));
+    }
+    if s.has(Fault::DuplicateFamily) && shown.duplicate_family {
+        info.push(ReasonCode::DuplicateFamilyMerged);
     }
     fails.sort();
     fails.dedup();
@@ -591,6 +715,18 @@ pub fn write_truth(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<((String,
     } else {
         "measured"
     };
+    let mut expected = json!({
+        "status": status.as_str(),
+        "pricing_eligible": status == Status::ValidComplete,
+        "reasons": codes_json(&fails),
+        "info": codes_json(&info),
+        "cpu_component": cpu_component,
+        "max_rate_width": MAX_RATE_WIDTH,
+    });
+    if s.has(Fault::DuplicateFamilyConflict) && shown.duplicate_family {
+        // The run cannot be read at all: the reader refuses the file with this code.
+        expected["read_error"] = json!("DUPLICATE_KEY");
+    }
     let doc = json!({
         "generator": "kvledger synth",
         "contract_version": "kvledger/1",
@@ -604,14 +740,7 @@ pub fn write_truth(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<((String,
         "endpoints": counted.endpoints,
         "requests": requests_json(p1, found.prof_errs),
         "evidence": ev.json,
-        "expected": {
-            "status": status.as_str(),
-            "pricing_eligible": status == Status::ValidComplete,
-            "reasons": codes_json(&fails),
-            "info": codes_json(&info),
-            "cpu_component": cpu_component,
-            "max_rate_width": MAX_RATE_WIDTH,
-        },
+        "expected": expected,
         "faults": fault_json,
     });
     let mut out = Out::open(sink, "truth.json")?;

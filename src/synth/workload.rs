@@ -165,6 +165,10 @@ impl Lane {
                     let stagger = self.id as u64 * 3 * MS + self.rng.range(0, 20) * MS;
                     self.next_start = self.next_start.max(t.p0 + stagger);
                 }
+                // An idle profiling window (zero-traffic fault): warmup only.
+                LanePhase::Profiling if spec.has(Fault::ZeroTraffic) => {
+                    self.phase = LanePhase::Done
+                }
                 LanePhase::Profiling if self.next_start >= t.issue_end => {
                     if spec.has(Fault::LateFinalScrape) {
                         self.phase = LanePhase::Background;
@@ -216,7 +220,12 @@ impl Lane {
         } else {
             self.context
         };
-        let reuse = (reuse_theory / block * block).min(prompt - 1);
+        // With prefix caching disabled nothing is reused (the theoretical rate still counts).
+        let reuse = if spec.has(Fault::PrefixCachingDisabled) {
+            0
+        } else {
+            (reuse_theory / block * block).min(prompt - 1)
+        };
         // Tier split on the priced endpoint.
         let p_evict = match phase {
             Phase::Warmup => 0.30,

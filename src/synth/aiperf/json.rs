@@ -14,7 +14,10 @@
 //! linear within buckets (not AIPerf's polynomial estimator).
 
 use super::jsonl::Pass1;
+use super::Shown;
 use crate::model::MetricType;
+use crate::synth::engines::priced_families;
+use crate::synth::faults::Fault;
 use crate::synth::fmt::{f4, iso_local, jstr, py_dict_str, Pretty};
 use crate::synth::out::{rel, Out, Sink};
 use crate::synth::plan::Plan;
@@ -381,12 +384,47 @@ fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
+/// The family the duplicate-family faults write twice: the first priced family in export
+/// order with a scraped series, else the first family with one.
+fn duplicate_target(plan: &Plan) -> Option<usize> {
+    let s = &plan.spec;
+    if !(s.has(Fault::DuplicateFamily) || s.has(Fault::DuplicateFamilyConflict)) {
+        return None;
+    }
+    let scraped = |fi: usize| {
+        plan.series
+            .iter()
+            .any(|x| x.fam == fi && plan.endpoints[x.ep].scraped)
+    };
+    let priced = priced_families(s.engine);
+    let order = &plan.family_order;
+    order
+        .iter()
+        .copied()
+        .find(|&fi| scraped(fi) && priced.contains(&plan.families[fi].name.as_str()))
+        .or_else(|| order.iter().copied().find(|&fi| scraped(fi)))
+}
+
+/// Change the first stat of the first series (the conflicting duplicate's content).
+fn bump_first(series: &mut [(usize, SeriesOut)]) {
+    if let Some((_, o)) = series.first_mut() {
+        if let Some((_, Some(v))) = o.stats.iter_mut().find(|(_, v)| v.is_some()) {
+            *v += 1000.0;
+        }
+    }
+}
+
+/// Write the JSON export (to `sink`, or only counted when the spec writes no JSON: the CSV
+/// rows are still gathered here). Returns the CSV rows and what the faults made visible.
 pub fn write(
     plan: &Plan,
     sink: &Sink,
     p1: &Pass1,
     files: &mut Vec<(String, u64)>,
-) -> Result<Vec<CsvRow>, SynthError> {
+) -> Result<(Vec<CsvRow>, Shown), SynthError> {
+    let mut shown = Shown::default();
+    let dup_target = duplicate_target(plan);
+    let sink = if plan.spec.json { sink } else { &Sink::Count };
     let out = Out::open(sink, &rel("server_metrics_export.json"))?;
     let mut p = Pretty::new(out);
     let t = &plan.times;
@@ -505,6 +543,7 @@ pub fn write(
             })
             .collect();
         let mut w = Walker::new(plan, &eps, false, vec![]);
+        w.export_view = true;
         while let Some(step) = w.next() {
             if let Step::Scrape { ep, t: ts, idx } = step {
                 for (j, &sid) in sids.iter().enumerate() {
@@ -574,7 +613,9 @@ pub fn write(
                 }
             };
             if let Some(o) = run(&wp) {
-                rows.push(csv_row(plan, sid, &o));
+                let (row, halved) = csv_row(plan, sid, &o);
+                shown.csv_disagrees |= halved;
+                rows.push(row);
                 prof_series.push((sid, o));
             }
             if v11 && plan.spec.warmup_per_lane > 0 {
@@ -585,6 +626,13 @@ pub fn write(
         }
         if !prof_series.is_empty() {
             write_family(&mut p, plan, fi, &prof_series, v11)?;
+            if dup_target == Some(fi) {
+                if plan.spec.has(Fault::DuplicateFamilyConflict) {
+                    bump_first(&mut prof_series);
+                }
+                write_family(&mut p, plan, fi, &prof_series, v11)?;
+                shown.duplicate_family = true;
+            }
         }
         if !warm_series.is_empty() {
             warm_any = true;
@@ -621,8 +669,11 @@ pub fn write(
     p.kv_f("slice_duration", plan.spec.slice_s)?;
     p.end_obj()?;
     p.end_obj()?;
-    files.push(p.w.finish()?);
-    Ok(rows)
+    let written = p.w.finish()?;
+    if plan.spec.json {
+        files.push(written);
+    }
+    Ok((rows, shown))
 }
 
 fn write_family<W: Write>(
@@ -710,13 +761,27 @@ fn write_family<W: Write>(
     p.end_obj()
 }
 
-fn csv_row(plan: &Plan, sid: usize, o: &SeriesOut) -> CsvRow {
+/// One CSV row; `true` when the csv-json-disagree fault halved a non-zero priced total.
+fn csv_row(plan: &Plan, sid: usize, o: &SeriesOut) -> (CsvRow, bool) {
     let s = &plan.series[sid];
     let fam = &plan.families[s.fam];
+    let halve = plan.spec.has(Fault::CsvJsonDisagree)
+        && plan.priced.first() == Some(&s.ep)
+        && fam.mtype == MetricType::Counter
+        && priced_families(plan.spec.engine).contains(&fam.name.as_str());
+    let mut halved = false;
     let mut stats: Vec<(&'static str, String)> = Vec::new();
     for (k, v) in o.stats.iter().chain(o.csv_extra.iter()) {
         let cell = match v {
             Some(x) if o.int_fields.contains(k) => (*x as u64).to_string(),
+            Some(x) if halve && matches!(*k, "total" | "rate") => {
+                halved |= *k == "total" && *x >= 2.0;
+                f4(if *k == "total" {
+                    (*x / 2.0).floor()
+                } else {
+                    *x / 2.0
+                })
+            }
             Some(x) => f4(*x),
             None => String::new(),
         };
@@ -732,7 +797,7 @@ fn csv_row(plan: &Plan, sid: usize, o: &SeriesOut) -> CsvRow {
                 .join(";")
         })
         .unwrap_or_default();
-    CsvRow {
+    let row = CsvRow {
         mtype: fam.mtype,
         info: fam.info,
         display: plan.endpoints[s.ep].display.clone(),
@@ -742,5 +807,6 @@ fn csv_row(plan: &Plan, sid: usize, o: &SeriesOut) -> CsvRow {
         labels: s.labels.clone(),
         desc: fam.desc.clone(),
         buckets,
-    }
+    };
+    (row, halved)
 }

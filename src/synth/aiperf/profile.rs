@@ -131,7 +131,7 @@ pub fn write_summary(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<(String
     p.obj()?;
     p.kv_str("schema_version", if v11 { "1.4" } else { "1.0" })?;
     p.kv_str("aiperf_version", if v11 { "0.12.0" } else { "0.7.0" })?;
-    p.kv_str("benchmark_id", &plan.benchmark_id)?;
+    p.kv_str("benchmark_id", &plan.summary_benchmark_id)?;
     metrics(&mut p, &p1.prof, true)?;
     p.key("input_config")?;
     p.obj()?;

@@ -60,6 +60,7 @@ impl<'p> Builder<'p> {
             src,
             lazy: false,
             lag: false,
+            conflict: false,
         });
         self.series.len() - 1
     }
@@ -114,16 +115,28 @@ impl<'p> Builder<'p> {
             Src::Hist(k),
         )
     }
+    /// A series created on its first increment; with prefix caching disabled the engine's
+    /// hit series are exported at 0 instead (the engine reports 0 hits).
     pub fn lazy(&mut self, i: usize) {
-        self.series[i].lazy = true;
+        if !self.plan.spec.has(Fault::PrefixCachingDisabled) {
+            self.series[i].lazy = true;
+        }
     }
 
-    pub fn role_str(&self, ep: usize) -> &'static str {
-        match self.plan.endpoints[ep].role {
+    /// Whether role-stating labels are emitted (not with the swapped-launch fault, where the
+    /// launch facts must be the only role evidence).
+    pub fn role_labels(&self) -> bool {
+        !self.plan.spec.has(Fault::SwappedLaunch)
+    }
+
+    /// A role-stating label (`key` = the endpoint's role), unless `role_labels` is off.
+    pub fn role_label(&self, key: &str, ep: usize) -> Option<(String, String)> {
+        let role = match self.plan.endpoints[ep].role {
             Role::Prefill => "prefill",
             Role::Decode => "decode",
             _ => "unified",
-        }
+        };
+        self.role_labels().then(|| l(key, role))
     }
     pub fn capacity_blocks(&self) -> u64 {
         engine_capacity_tokens() / self.plan.block_size.max(1) as u64
@@ -233,6 +246,11 @@ pub fn build(plan: &Plan) -> (Vec<FamilyDef>, Vec<SeriesDef>) {
             }
         }
         b.series = out;
+    }
+    if spec.has(Fault::ConflictingExports) {
+        for s in b.series.iter_mut() {
+            s.conflict = s.ep == p0 && priced.contains(&b.fams[s.fam].name.as_str());
+        }
     }
     if spec.has(Fault::AliasCollision) {
         let extra: Vec<SeriesDef> = b

@@ -12,10 +12,11 @@ use crate::synth::series::Moment::{Adm, Fin};
 pub fn endpoint(b: &mut Builder, ep: usize) {
     let plan = b.plan;
     let spec = &plan.spec;
-    let role = b.role_str(ep);
+    let role = b.role_label("engine_type", ep);
     let model = plan.model.clone();
     let tok = |more: &[(String, String)]| -> Labels {
-        let mut v = vec![l("model_name", model.clone()), l("engine_type", role)];
+        let mut v = vec![l("model_name", model.clone())];
+        v.extend(role.clone());
         v.extend_from_slice(more);
         v
     };
@@ -120,7 +121,8 @@ pub fn endpoint(b: &mut Builder, ep: usize) {
     let cap = super::engine_capacity_tokens() as f64;
     for pool in 0..dp {
         for tp in 0..spec.tp {
-            let mut sl = vec![l("model_name", model.clone()), l("engine_type", role)];
+            let mut sl = vec![l("model_name", model.clone())];
+            sl.extend(role.clone());
             if dp > 1 {
                 sl.push(l("dp_rank", pool.to_string()));
             }
