@@ -20,8 +20,8 @@ pub struct Times {
     /// Background traffic (late-final-scrape fault) is issued before this.
     pub bg_end: u64,
     pub reset_at: Option<u64>,
-    /// End of the unscraped stretch after the restart (`reset_at` + 2 s when `None`).
-    pub reset_gap_end: Option<u64>,
+    /// The restarted endpoint's unscraped stretch `[a, b)` (`reset_at` + 2 s when `None`).
+    pub reset_gap: Option<(u64, u64)>,
 }
 
 #[derive(Debug, Clone)]

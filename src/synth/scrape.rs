@@ -197,7 +197,7 @@ impl Sched {
             gaps.push((t.p0 - 3 * SEC / 2, t.p0));
         }
         if let (true, Some(r)) = (plan.endpoints[ep].reset, t.reset_at) {
-            gaps.push((r, t.reset_gap_end.unwrap_or(r + 2 * SEC)));
+            gaps.push(t.reset_gap.unwrap_or((r, r + 2 * SEC)));
         }
         // The native 1.1 runner snapshots every endpoint at the phase boundaries; the faults
         // that model a missing boundary sample drop them.
@@ -213,6 +213,14 @@ impl Sched {
             if !s.has(Fault::LateFinalScrape) {
                 snaps.push(t.p1);
             }
+        }
+        // An unreachable endpoint cannot be snapshotted either (restart-unseen fault).
+        if let (true, true, Some((a, b))) = (
+            s.has(Fault::RestartUnseen),
+            plan.endpoints[ep].reset,
+            t.reset_gap,
+        ) {
+            snaps.retain(|x| !(*x >= a && *x < b));
         }
         snaps.reverse();
         let mut sc = Sched {
@@ -590,11 +598,12 @@ impl<'p> Walker<'p> {
     }
 }
 
-/// The restart-unseen fault: ends the unscraped stretch after the restart at the first
-/// scheduled scrape where every counter and histogram of the restarted endpoint reads at
-/// least its value at the last scrape before the restart, so no scrape shows a decrease.
-/// When the window's traffic never gets there, the stretch is the usual 2 s and the restart
-/// shows as a decrease (still a reset).
+/// The restart-unseen fault: the endpoint is unreachable from just after its last scrape
+/// that every later reading will exceed, until the first scheduled scrape 2 s after the
+/// restart. So no scrape (nor a 1.1 boundary snapshot inside that stretch) shows a counter
+/// or histogram lower than an earlier one: only `process_start_time_seconds` tells. With
+/// little traffic the stretch reaches back to the baseline scrape before warmup. When no
+/// scrape follows within the window, the restart stays visible (the usual 2 s stretch).
 pub fn settle_unseen_restart(plan: &mut Plan) {
     if !plan.spec.has(Fault::RestartUnseen) {
         return;
@@ -603,13 +612,30 @@ pub fn settle_unseen_restart(plan: &mut Plan) {
     let Some(ep) = plan.endpoints.iter().position(|e| e.reset) else {
         return;
     };
-    // Probe with no gap after the restart: every scheduled scrape is a candidate.
-    plan.times.reset_gap_end = Some(r);
-    let end = climb_back_time(plan, ep, r);
-    plan.times.reset_gap_end = Some(end.unwrap_or(r + 2 * SEC));
+    // Probe with no stretch at all: every scheduled scrape is a candidate.
+    plan.times.reset_gap = Some((r, r));
+    let gap = unseen_stretch(plan, ep, r).unwrap_or((r, r + 2 * SEC));
+    plan.times.reset_gap = Some(gap);
 }
 
-fn climb_back_time(plan: &Plan, ep: usize, r: u64) -> Option<u64> {
+/// Every counter and histogram reading of `ep` at scrape `idx`, flattened (absent = 0).
+fn readings(plan: &Plan, w: &Walker, sids: &[usize], idx: u32) -> Vec<f64> {
+    let mut vals = Vec::with_capacity(sids.len());
+    for &sid in sids {
+        match w.eval(sid, &plan.series[sid], idx) {
+            Val::S(x) => vals.push(x),
+            Val::Absent => vals.push(0.0),
+            Val::H { cum, sum, count } => {
+                vals.push(count as f64);
+                vals.push(sum);
+                vals.extend(cum.iter().map(|c| *c as f64));
+            }
+        }
+    }
+    vals
+}
+
+fn unseen_stretch(plan: &Plan, ep: usize, r: u64) -> Option<(u64, u64)> {
     let sids: Vec<usize> = (0..plan.series.len())
         .filter(|&i| {
             let s = &plan.series[i];
@@ -617,29 +643,22 @@ fn climb_back_time(plan: &Plan, ep: usize, r: u64) -> Option<u64> {
         })
         .collect();
     let mut w = Walker::new(plan, &[ep], false, vec![]);
-    let mut pre: Vec<f64> = Vec::new();
+    let mut pre: Vec<(u64, Vec<f64>)> = Vec::new();
     while let Some(step) = w.next() {
         let Step::Scrape { t, idx, .. } = step else {
             continue;
         };
-        let mut vals = Vec::with_capacity(pre.len());
-        for &sid in &sids {
-            match w.eval(sid, &plan.series[sid], idx) {
-                Val::S(x) => vals.push(x),
-                Val::Absent => vals.push(0.0),
-                Val::H { cum, sum, count } => {
-                    vals.push(count as f64);
-                    vals.push(sum);
-                    vals.extend(cum.iter().map(|c| *c as f64));
-                }
-            }
-        }
-        if t < r {
-            pre = vals;
-        } else if t > plan.times.p1 {
+        if t > plan.times.p1 {
             return None;
-        } else if vals.len() == pre.len() && vals.iter().zip(&pre).all(|(a, b)| a >= b) {
-            return Some(t);
+        }
+        let vals = readings(plan, &w, &sids, idx);
+        if t < r {
+            pre.push((t, vals));
+        } else if t >= r + 2 * SEC {
+            let below =
+                |p: &Vec<f64>| p.len() == vals.len() && p.iter().zip(&vals).all(|(a, b)| a <= b);
+            let last_ok = pre.iter().rev().find(|(_, p)| below(p))?.0;
+            return Some((last_ok + 1, t));
         }
     }
     None

@@ -201,7 +201,7 @@ pub fn pass1(
                 }
                 if !dup || forced {
                     if let Some(out) = jl.as_mut() {
-                        write_scrape(plan, out, ep, ts, &line, lat)?;
+                        // The altered copy first: in file order too, no value decreases.
                         if dup_ts.due(plan, ep, ts) {
                             if let Some(alt) = dup_ts.pick(plan, &w, &groups[ep], idx) {
                                 let (l2, _) = metrics_line(plan, &w, &groups[ep], idx, Some(alt));
@@ -209,6 +209,7 @@ pub fn pass1(
                                 dup_ts.written = true;
                             }
                         }
+                        write_scrape(plan, out, ep, ts, &line, lat)?;
                         dup_ts.remember(plan, &w, &groups[ep], ep, idx);
                     }
                 }
