@@ -18,6 +18,18 @@ pub enum Moment {
     Fin,
 }
 
+impl Moment {
+    /// The name `truth.json` gives the moment (`counting_moment`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Moment::Arrive => "arrive",
+            Moment::Adm => "adm",
+            Moment::Ftk => "ftk",
+            Moment::Fin => "fin",
+        }
+    }
+}
+
 /// Token split of one request as one endpoint counts it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Delta {

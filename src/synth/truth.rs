@@ -253,7 +253,14 @@ fn phys_json(c: &Cum) -> Value {
 }
 
 fn role_name(r: Role) -> String {
-    format!("{r:?}").to_lowercase()
+    match r {
+        Role::Prefill => "prefill",
+        Role::Decode => "decode",
+        Role::Unified => "unified",
+        Role::Frontend => "frontend",
+        Role::Excluded => "excluded",
+    }
+    .to_string()
 }
 
 /// True increase between the P0 (strict) and P1 probes of one endpoint at one moment.
@@ -733,7 +740,7 @@ pub fn write_truth(
         "spec": spec_json(plan),
         "window": {"start_ns": t.p0, "end_ns": t.p1},
         "warmup": {"start_ns": t.w0, "end_ns": t.p0 - 1},
-        "counting_moment": format!("{:?}", price_moment(s.engine)).to_lowercase(),
+        "counting_moment": price_moment(s.engine).as_str(),
         "roles": Value::Object(counted.roles),
         "rates": rates,
         "physical_rates": phys_rates,
