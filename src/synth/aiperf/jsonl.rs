@@ -110,18 +110,7 @@ pub fn pass1(
         None
     };
     let mut pj = Out::open(sink, &rel("profile_export.jsonl"))?;
-    // Per endpoint: (family, series ids) in series order, `_info` removed.
-    let mut groups: Vec<Vec<(usize, Vec<usize>)>> = vec![Vec::new(); n_ep];
-    for (sid, s) in plan.series.iter().enumerate() {
-        if plan.families[s.fam].info {
-            continue;
-        }
-        let g = &mut groups[s.ep];
-        match g.iter_mut().find(|(f, _)| *f == s.fam) {
-            Some((_, v)) => v.push(sid),
-            None => g.push((s.fam, vec![sid])),
-        }
-    }
+    let groups = groups_of(plan);
     let mut info = vec![EpInfo::default(); n_ep];
     let mut edges = vec![Edges::default(); n_ep];
     let mut decreased = vec![false; n_ep];
@@ -129,7 +118,6 @@ pub fn pass1(
     let mut probe_out: Vec<Vec<[Cum; 3]>> = Vec::new();
     let (mut prof, mut warm) = (PhaseAgg::default(), PhaseAgg::default());
     let pm = price_moment(plan.spec.engine);
-    let slice_ns = (plan.spec.slice_s * 1e9) as u64;
     let mut dup_ts = DupTs::default();
     let mut session_nums: BTreeMap<u64, u64> = BTreeMap::new();
     while let Some(step) = w.next() {
@@ -177,28 +165,10 @@ pub fn pass1(
                     decreased[ep] = true;
                 }
                 last_ctr[ep] = ctr_vals;
-                let h = hash(&[hash_str(&line)]);
-                let inf = &mut info[ep];
-                if inf.fetches == 0 {
-                    inf.first_fetch = ts;
-                }
-                inf.fetches += 1;
-                inf.last_fetch = ts;
-                inf.lat_sum += lat;
-                let dup = inf.updates > 0 && inf.last_hash == h;
+                let dup = info[ep].fetched(ts, lat, hash(&[hash_str(&line)]));
                 // The native 1.1 runner's forced phase-boundary snapshots are written even
                 // when their body repeats the previous scrape: they are the phase evidence.
                 let forced = plan.spec.schema == Schema::V1_1 && (ts == t.p0 || ts == t.p1);
-                if !dup {
-                    if inf.updates == 0 {
-                        inf.first_update = ts;
-                    } else {
-                        inf.intervals.push(ts - inf.last_update);
-                    }
-                    inf.updates += 1;
-                    inf.last_update = ts;
-                    inf.last_hash = h;
-                }
                 if !dup || forced {
                     if let Some(out) = jl.as_mut() {
                         // The altered copy first: in file order too, no value decreases.
@@ -215,30 +185,7 @@ pub fn pass1(
                 }
                 if plan.priced.contains(&ep) {
                     let c = w.exported(ep, None, pm);
-                    let v = (ts, c.prompt, c.hits());
-                    let e = &mut edges[ep];
-                    if !dup || forced {
-                        e.recorded.push(v);
-                    }
-                    if ts <= t.p0 {
-                        e.le_p0 = Some(v);
-                    }
-                    if ts >= t.p0 && e.ge_p0.is_none() {
-                        e.ge_p0 = Some(v);
-                    }
-                    if ts <= t.p0 + slice_ns {
-                        e.le_p0s = Some(v);
-                    }
-                    if ts <= t.p1 {
-                        e.le_p1 = Some(v);
-                    }
-                    if ts >= t.p1 && e.ge_p1.is_none() {
-                        e.ge_p1 = Some(v);
-                    }
-                    e.ring.push_back(v);
-                    if e.ring.len() > 512 {
-                        e.ring.pop_front();
-                    }
+                    edges[ep].observe(plan, (ts, c.prompt, c.hits()), !dup || forced);
                 }
             }
         }
@@ -261,6 +208,78 @@ pub fn pass1(
 
 /// Per endpoint: (family, series ids) in series order.
 type Groups = [(usize, Vec<usize>)];
+
+/// The JSONL's families per endpoint, in series order, `_info` families removed.
+fn groups_of(plan: &Plan) -> Vec<Vec<(usize, Vec<usize>)>> {
+    let mut groups: Vec<Vec<(usize, Vec<usize>)>> = vec![Vec::new(); plan.endpoints.len()];
+    for (sid, s) in plan.series.iter().enumerate() {
+        if plan.families[s.fam].info {
+            continue;
+        }
+        let g = &mut groups[s.ep];
+        match g.iter_mut().find(|(f, _)| *f == s.fam) {
+            Some((_, v)) => v.push(sid),
+            None => g.push((s.fam, vec![sid])),
+        }
+    }
+    groups
+}
+
+impl EpInfo {
+    /// Count one fetch of body hash `h`; `true` when it repeats the previous update (AIPerf
+    /// counts it in `total_fetches` but not as an update, and keeps it out of the JSONL).
+    fn fetched(&mut self, ts: u64, lat: u64, h: u64) -> bool {
+        if self.fetches == 0 {
+            self.first_fetch = ts;
+        }
+        self.fetches += 1;
+        self.last_fetch = ts;
+        self.lat_sum += lat;
+        let dup = self.updates > 0 && self.last_hash == h;
+        if !dup {
+            if self.updates == 0 {
+                self.first_update = ts;
+            } else {
+                self.intervals.push(ts - self.last_update);
+            }
+            self.updates += 1;
+            self.last_update = ts;
+            self.last_hash = h;
+        }
+        dup
+    }
+}
+
+impl Edges {
+    /// One scrape's `(time, prompt, hits)` of a priced endpoint; `written`: in the JSONL.
+    fn observe(&mut self, plan: &Plan, v: (u64, u64, u64), written: bool) {
+        let t = &plan.times;
+        let ts = v.0;
+        let slice_ns = (plan.spec.slice_s * 1e9) as u64;
+        if written {
+            self.recorded.push(v);
+        }
+        if ts <= t.p0 {
+            self.le_p0 = Some(v);
+        }
+        if ts >= t.p0 && self.ge_p0.is_none() {
+            self.ge_p0 = Some(v);
+        }
+        if ts <= t.p0 + slice_ns {
+            self.le_p0s = Some(v);
+        }
+        if ts <= t.p1 {
+            self.le_p1 = Some(v);
+        }
+        if ts >= t.p1 && self.ge_p1.is_none() {
+            self.ge_p1 = Some(v);
+        }
+        self.ring.push_back(v);
+        if self.ring.len() > 512 {
+            self.ring.pop_front();
+        }
+    }
+}
 
 /// The `metrics` object of one scrape (compact orjson) and its counter values in series
 /// order; `alt` replaces one series' value (the duplicate-timestamp fault's copy).
