@@ -342,7 +342,7 @@ fn duplicate_family_identical_and_conflicting() {
 
 #[test]
 fn swapped_launch_lists_and_worker_shapes() {
-    for engine in [Engine::Sglang, Engine::Dynamo, Engine::Vllm] {
+    for engine in Engine::ALL {
         let dir = generate_twice(
             &spec(engine, "agg", &[Fault::SwappedLaunch]),
             &format!("swap-{}", engine.as_str()),
@@ -355,12 +355,20 @@ fn swapped_launch_lists_and_worker_shapes() {
         assert_eq!(strs(&launch["prefill_endpoints"]), vec![hp(&decode)]);
         assert_eq!(strs(&launch["decode_endpoints"]), vec![hp(&prefill)]);
         let text = std::fs::read_to_string(art(&dir, "server_metrics_export.json")).unwrap();
-        assert!(!text.contains("\"engine_type\"") && !text.contains("\"dynamo_component\""));
+        for role_label in ["engine_role", "dynamo_component", "disaggregation_mode"] {
+            assert!(!text.contains(&format!("\"{role_label}\"")), "{role_label}");
+        }
+        // SGLang's `engine_type` states a role (TensorRT-LLM's names the engine).
+        if engine == Engine::Sglang {
+            assert!(!text.contains("\"engine_type\""));
+        }
         // Real disaggregated workers: the prefill generates ~1 token per request, the decode
         // the whole output.
         let js = json_file(&art(&dir, "server_metrics_export.json"));
         let (gen, reqs) = match engine {
             Engine::Sglang => ("sglang:generation_tokens", "sglang:num_requests"),
+            Engine::Trtllm => ("trtllm_generation_tokens", "trtllm_request_success"),
+            Engine::Atom => ("atom:generation_tokens", "atom:requests_finished"),
             _ => ("vllm:generation_tokens", "vllm:request_success"),
         };
         let total = |fam: &str, url: &str| -> f64 {
@@ -471,6 +479,10 @@ fn prefix_caching_disabled_reports_zero_hits() {
             Engine::Sglang => "sglang:cached_tokens",
             _ => "trtllm_prompt_cached_tokens",
         };
+        if engine == Engine::Trtllm {
+            let text = std::fs::read_to_string(art(&dir, "server_metrics_export.json")).unwrap();
+            assert!(text.contains("\"enable_block_reuse\": \"False\""));
+        }
         let lines = jsonl(&art(&dir, "server_metrics_export.jsonl"));
         let last = lines.last().unwrap();
         // Exported, and 0.

@@ -117,6 +117,14 @@ pub fn endpoint(b: &mut Builder, ep: usize) {
         tok(&[]),
         HistKind::E2e,
     );
+    scheduler_gauges(b, ep, &role);
+}
+
+/// The scheduler's gauges, per DP pool and repeated per TP rank (replica series).
+fn scheduler_gauges(b: &mut Builder, ep: usize, role: &Option<(String, String)>) {
+    let plan = b.plan;
+    let spec = &plan.spec;
+    let model = plan.model.clone();
     let dp = plan.endpoints[ep].pools;
     let cap = super::engine_capacity_tokens() as f64;
     for pool in 0..dp {
