@@ -243,8 +243,16 @@ fn every_fault_reads_back_with_its_verdict() {
             s.tier_cpu = true;
             let dir = tmp(&format!("fault-{}-{f}", engine.as_str()));
             generate(&s, &dir).expect("generate");
-            let run = read_back(&dir);
-            check_invariants(&dir, &run);
+            // Launch keys the reader does not know yet and a duplicated JSON key are the
+            // accounting's to refuse or accept (tests/synth_faults.rs checks those files).
+            let run = (!matches!(
+                f,
+                Fault::PrefixCachingDisabled | Fault::DuplicateFamilyConflict
+            ))
+            .then(|| read_back(&dir));
+            if let Some(run) = &run {
+                check_invariants(&dir, run);
+            }
             let t = truth(&dir);
             let fj = &t["faults"][0];
             assert_eq!(fj["fault"], f.as_str());
@@ -263,12 +271,21 @@ fn every_fault_reads_back_with_its_verdict() {
                     "WINDOW_UNRESOLVED"
                 }
                 Fault::StraddleProof => fj["status"].as_str().unwrap(),
+                Fault::ConflictingExports
+                | Fault::CsvJsonDisagree
+                | Fault::DuplicateTimestamp
+                | Fault::RestartUnseen => "INVALID_COUNTER",
+                Fault::ZeroTraffic => "WINDOW_UNRESOLVED",
+                Fault::SwappedLaunch => "ROLES_UNRESOLVED",
+                Fault::BenchmarkMismatch | Fault::RecordsOutsideWindow => {
+                    "REQUEST_SCOPE_UNRESOLVED"
+                }
                 _ => "VALID_COMPLETE",
             };
             assert_eq!(fj["status"], expect, "{} {f}: {fj}", engine.as_str());
             // Label keys like __proto__ are plain data.
             if f == Fault::ProtoLabels {
-                let js = run.server_json.as_ref().unwrap();
+                let js = run.as_ref().unwrap().server_json.as_ref().unwrap();
                 assert!(js.metrics.iter().any(|m| m
                     .series
                     .iter()

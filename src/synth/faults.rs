@@ -40,10 +40,44 @@ pub enum Fault {
     /// The priced counters of the first priced endpoint have `tp_rank` replica series that
     /// disagree (replica 1 lags by 0.5 %).
     TpDisagree,
+    /// JSONL on: the JSON export (and the CSV written from it) of the first priced endpoint
+    /// carries another run's priced counters (x1.25, plus 50k prompt tokens/s of traffic the
+    /// scrapes never saw), so its timeslices and the raw scrapes give disjoint intervals.
+    ConflictingExports,
+    /// JSON and CSV on: the CSV's priced `total`/`rate` cells of the first priced endpoint are
+    /// half the JSON's (far beyond `%.4f` rounding).
+    CsvJsonDisagree,
+    /// The first priced endpoint restarts early in the window (P0 + 15 %) and no scrape reaches
+    /// it until every counter and histogram has climbed back to at least its pre-restart
+    /// value: no decrease is ever seen, only `process_start_time_seconds` changes.
+    RestartUnseen,
+    /// No requests during the profiling window: warmup only, then an idle server scraped
+    /// through the window (schema 1.1 JSON on, so the window is the phase range).
+    ZeroTraffic,
+    /// The JSON export writes the first priced family twice with identical content.
+    DuplicateFamily,
+    /// The JSON export writes the first priced family twice, the second copy with one
+    /// series' `total` changed: the file cannot be read (`DUPLICATE_KEY`).
+    DuplicateFamilyConflict,
+    /// A disaggregated run (1P1D when the topology is aggregated) whose launch facts swap the
+    /// prefill and decode endpoint lists; role-stating labels (SGLang `engine_type`, Dynamo
+    /// `dynamo_component`) are not emitted, so only the counters' shape contradicts the launch.
+    SwappedLaunch,
+    /// `profile_export_aiperf.json` carries another `benchmark_id` than the server exports.
+    BenchmarkMismatch,
+    /// Schema 1.1: the profiling phase range ends at the issue deadline while in-flight
+    /// profiling requests finish after it, so their records end outside the window.
+    RecordsOutsideWindow,
+    /// JSONL on: one scrape of the first priced endpoint is written twice at one timestamp,
+    /// the copy with one priced series halfway between its previous and true values.
+    DuplicateTimestamp,
+    /// Launch facts say `"enable_prefix_caching": "False"` and the engine serves no prefix
+    /// hits (hit series exported at 0; no offload tier).
+    PrefixCachingDisabled,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 15] = [
+    pub const ALL: [Fault; 26] = [
         Fault::StartGap,
         Fault::StraddleProof,
         Fault::StraddleNoProof,
@@ -59,6 +93,17 @@ impl Fault {
         Fault::LateFinalScrape,
         Fault::ProtoLabels,
         Fault::TpDisagree,
+        Fault::ConflictingExports,
+        Fault::CsvJsonDisagree,
+        Fault::RestartUnseen,
+        Fault::ZeroTraffic,
+        Fault::DuplicateFamily,
+        Fault::DuplicateFamilyConflict,
+        Fault::SwappedLaunch,
+        Fault::BenchmarkMismatch,
+        Fault::RecordsOutsideWindow,
+        Fault::DuplicateTimestamp,
+        Fault::PrefixCachingDisabled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -78,6 +123,17 @@ impl Fault {
             Fault::LateFinalScrape => "late_final_scrape",
             Fault::ProtoLabels => "proto_labels",
             Fault::TpDisagree => "tp_disagree",
+            Fault::ConflictingExports => "conflicting_exports",
+            Fault::CsvJsonDisagree => "csv_json_disagree",
+            Fault::RestartUnseen => "restart_unseen",
+            Fault::ZeroTraffic => "zero_traffic",
+            Fault::DuplicateFamily => "duplicate_family",
+            Fault::DuplicateFamilyConflict => "duplicate_family_conflict",
+            Fault::SwappedLaunch => "swapped_launch",
+            Fault::BenchmarkMismatch => "benchmark_mismatch",
+            Fault::RecordsOutsideWindow => "records_outside_window",
+            Fault::DuplicateTimestamp => "duplicate_timestamp",
+            Fault::PrefixCachingDisabled => "prefix_caching_disabled",
         }
     }
 

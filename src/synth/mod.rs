@@ -2,10 +2,13 @@
 //! cache accounting is known (`truth.json`). See `docs/synth.md` for the model, every
 //! simplification, the fault list with expected verdicts and the coverage matrix.
 //!
-//! Layout: `rng` (PRNG), `workload` (sessions, requests, timed events), `plan` (endpoints,
-//! roles, times), `engines` (each engine's metric names, labels and counting moments),
-//! `scrape` (engine state, jittered scrape schedules, the walker), `aiperf` (the exporters),
-//! `faults` + `truth` (expected verdicts and true counters).
+//! Layout, leaves first (each module depends only on modules listed before it):
+//! `rng`, `fmt`, `out` (file sinks), `faults`, `spec` (what to generate), `series` (counting
+//! moments, token splits, how a series reads the state), `plan` (endpoints, roles, times:
+//! data), `workload` (sessions, requests, timed events), `engines` (each engine's metric
+//! names, labels and counting moments), `planner` (builds the plan), `scrape` (engine state,
+//! scrape schedules, the walker), `aiperf` (the exporters), `launch` (launch facts), `truth`
+//! (true counters and expected verdicts); this module runs them in order.
 //!
 //! Memory: nothing proportional to the run is held except one metric family's samples while
 //! its JSON block is written (the walker regenerates the run from the seed for every family)
@@ -22,292 +25,23 @@ pub mod aiperf;
 pub mod engines;
 pub mod faults;
 pub mod fmt;
+pub mod launch;
+pub mod out;
 pub mod plan;
+pub mod planner;
 pub mod rng;
 pub mod scrape;
+pub mod series;
+pub mod spec;
 pub mod truth;
 pub mod workload;
 
-use std::fmt as sfmt;
+use out::Sink;
+use plan::Plan;
 use std::path::Path;
 
 pub use faults::Fault;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Engine {
-    Vllm,
-    Sglang,
-    Trtllm,
-    Atom,
-    /// Dynamo frontend plus vLLM workers.
-    Dynamo,
-}
-
-impl Engine {
-    pub const ALL: [Engine; 5] = [
-        Engine::Vllm,
-        Engine::Sglang,
-        Engine::Trtllm,
-        Engine::Atom,
-        Engine::Dynamo,
-    ];
-    pub fn parse(s: &str) -> Option<Engine> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "vllm" => Engine::Vllm,
-            "sglang" => Engine::Sglang,
-            "trtllm" | "tensorrt-llm" | "tensorrt_llm" => Engine::Trtllm,
-            "atom" => Engine::Atom,
-            "dynamo" | "dynamo-vllm" => Engine::Dynamo,
-            _ => return None,
-        })
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Engine::Vllm => "vllm",
-            Engine::Sglang => "sglang",
-            Engine::Trtllm => "trtllm",
-            Engine::Atom => "atom",
-            Engine::Dynamo => "dynamo",
-        }
-    }
-    /// The version variant names: `(current, legacy)`.
-    pub fn variants(self) -> (&'static str, &'static str) {
-        match self {
-            Engine::Vllm | Engine::Dynamo => ("by_source", "no_by_source"),
-            Engine::Sglang => ("cache_source", "no_cache_source"),
-            Engine::Trtllm => ("token_counters", "no_token_counters"),
-            Engine::Atom => ("offload_counter", "no_offload_counter"),
-        }
-    }
-}
-
-/// `agg` / `aggN` (N aggregated endpoints) or `xPyD`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Topology {
-    pub agg: u32,
-    pub prefill: u32,
-    pub decode: u32,
-}
-
-impl Topology {
-    pub fn parse(s: &str) -> Option<Topology> {
-        let l = s.to_ascii_lowercase();
-        if let Some(rest) = l.strip_prefix("agg") {
-            let n = if rest.is_empty() {
-                1
-            } else {
-                rest.trim_start_matches([':', 'x']).parse().ok()?
-            };
-            return (1..=64).contains(&n).then_some(Topology {
-                agg: n,
-                prefill: 0,
-                decode: 0,
-            });
-        }
-        let (p, d) = l.strip_suffix('d')?.split_once('p')?;
-        let (p, d): (u32, u32) = (p.parse().ok()?, d.parse().ok()?);
-        (p >= 1 && d >= 1 && p <= 64 && d <= 64).then_some(Topology {
-            agg: 0,
-            prefill: p,
-            decode: d,
-        })
-    }
-    pub fn is_disagg(&self) -> bool {
-        self.agg == 0
-    }
-}
-
-impl sfmt::Display for Topology {
-    fn fmt(&self, f: &mut sfmt::Formatter) -> sfmt::Result {
-        if self.agg == 1 {
-            write!(f, "agg")
-        } else if self.agg > 1 {
-            write!(f, "agg{}", self.agg)
-        } else {
-            write!(f, "{}P{}D", self.prefill, self.decode)
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Schema {
-    V1_0,
-    V1_1,
-}
-
-/// What to generate. `Default` is a clean aggregated vLLM run of 60 s.
-#[derive(Debug, Clone)]
-pub struct SynthSpec {
-    pub engine: Engine,
-    /// The engine's older metric variant (see `Engine::variants`).
-    pub variant_legacy: bool,
-    pub topology: Topology,
-    /// Cache tiers besides the GPU: CPU offload and external/storage.
-    pub tier_cpu: bool,
-    pub tier_external: bool,
-    pub faults: Vec<Fault>,
-    pub seed: u64,
-    /// Profiling phase length (requests are issued this long; the last ones then finish).
-    pub duration_s: f64,
-    pub warmup_per_lane: u32,
-    pub concurrency: u32,
-    /// DP ranks (pools) per engine endpoint.
-    pub dp: u32,
-    /// TP replica series for engines that repeat a pool's values per `tp_rank` (SGLang).
-    pub tp: u32,
-    /// Add a frontend endpoint (always present for Dynamo).
-    pub frontend: bool,
-    pub schema: Schema,
-    /// Write `server_metrics_export.jsonl` (AIPerf's default formats are json and csv).
-    pub jsonl: bool,
-    pub scrape_interval_s: f64,
-    pub slice_s: f64,
-    /// Choose the duration so that the run's files total about this many bytes.
-    pub target_bytes: Option<u64>,
-}
-
-impl Default for SynthSpec {
-    fn default() -> Self {
-        SynthSpec {
-            engine: Engine::Vllm,
-            variant_legacy: false,
-            topology: Topology {
-                agg: 1,
-                prefill: 0,
-                decode: 0,
-            },
-            tier_cpu: false,
-            tier_external: false,
-            faults: Vec::new(),
-            seed: 1,
-            duration_s: 60.0,
-            warmup_per_lane: 2,
-            concurrency: 8,
-            dp: 1,
-            tp: 1,
-            frontend: false,
-            schema: Schema::V1_1,
-            jsonl: true,
-            scrape_interval_s: 0.333,
-            slice_s: 1.0,
-            target_bytes: None,
-        }
-    }
-}
-
-impl SynthSpec {
-    pub fn has(&self, f: Fault) -> bool {
-        self.faults.contains(&f)
-    }
-
-    /// The spec after fault-implied adjustments (documented per fault in `faults.rs`).
-    pub fn resolved(&self) -> SynthSpec {
-        let mut s = self.clone();
-        s.faults.sort();
-        s.faults.dedup();
-        if s.engine == Engine::Dynamo {
-            s.frontend = true;
-        }
-        if s.has(Fault::FrontendDuplicates) {
-            s.frontend = true;
-        }
-        if s.has(Fault::DecodeRecount) && !s.topology.is_disagg() {
-            s.topology = Topology {
-                agg: 0,
-                prefill: 1,
-                decode: 1,
-            };
-        }
-        if s.has(Fault::CpuCounterAbsent) {
-            s.tier_cpu = true;
-            // vLLM reports every connector's hits as one `external_kv_transfer` source: the
-            // fault drops that series, so no external tier can be reported beside it.
-            if matches!(s.engine, Engine::Vllm | Engine::Dynamo) {
-                s.tier_external = false;
-            }
-        }
-        if s.has(Fault::StraddleNoProof) {
-            s.schema = Schema::V1_0;
-            s.jsonl = false;
-        }
-        if s.has(Fault::StraddleProof) {
-            s.schema = Schema::V1_1;
-            s.jsonl = false;
-        }
-        if s.has(Fault::TpDisagree) {
-            s.tp = s.tp.max(2);
-        }
-        if s.has(Fault::WorkerMissing) {
-            // Keep a second priced worker so the run still measures something.
-            if s.topology.is_disagg() {
-                s.topology.prefill = s.topology.prefill.max(2);
-            } else {
-                s.topology.agg = s.topology.agg.max(2);
-            }
-        }
-        match s.engine {
-            // vLLM collapses every connector into one unlabelled bucket: one non-GPU tier.
-            Engine::Vllm | Engine::Dynamo if s.tier_cpu && s.tier_external => {
-                s.tier_external = false
-            }
-            // ATOM's LMCache tier is the CPU tier (`external` aliases it).
-            Engine::Atom if s.tier_external => {
-                s.tier_external = false;
-                s.tier_cpu = true;
-            }
-            _ => {}
-        }
-        s.concurrency = s.concurrency.clamp(1, 4096);
-        s.dp = s.dp.clamp(1, 64);
-        s.tp = s.tp.clamp(1, 16);
-        s
-    }
-
-    pub fn name(&self) -> String {
-        let (cur, leg) = self.engine.variants();
-        format!(
-            "{}-{}-{}",
-            self.engine.as_str(),
-            if self.variant_legacy { leg } else { cur },
-            self.topology
-        )
-    }
-}
-
-#[derive(Debug)]
-pub enum SynthError {
-    Io(std::io::Error),
-    Spec(String),
-}
-
-impl sfmt::Display for SynthError {
-    fn fmt(&self, f: &mut sfmt::Formatter) -> sfmt::Result {
-        match self {
-            SynthError::Io(e) => write!(f, "I/O error: {e}"),
-            SynthError::Spec(s) => write!(f, "invalid spec: {s}"),
-        }
-    }
-}
-
-impl std::error::Error for SynthError {}
-
-impl From<std::io::Error> for SynthError {
-    fn from(e: std::io::Error) -> Self {
-        SynthError::Io(e)
-    }
-}
-
-/// What was written.
-#[derive(Debug, Clone)]
-pub struct SynthSummary {
-    /// Paths relative to the output directory, with their sizes, sorted.
-    pub files: Vec<(String, u64)>,
-    pub total_bytes: u64,
-    pub duration_s: f64,
-    pub requests: u64,
-    pub scrapes: u64,
-    pub expected_status: String,
-}
+pub use spec::{Engine, Schema, SynthError, SynthSpec, SynthSummary, Topology};
 
 /// Generate one run into `out_dir` (created if needed): `aiperf_artifacts/` with AIPerf's
 /// files, `launch.json` and `truth.json` beside it.
@@ -327,8 +61,45 @@ pub fn generate(spec: &SynthSpec, out_dir: &Path) -> Result<SynthSummary, SynthE
     if let Some(target) = spec.target_bytes {
         spec.duration_s = calibrate(&spec, target)?;
     }
-    let plan = plan::Plan::build(&spec);
-    aiperf::write_run(&plan, &aiperf::Sink::Dir(out_dir.to_path_buf()))
+    if !(spec.json || spec.csv || spec.jsonl) {
+        return Err(SynthError::Spec(
+            "at least one server-metrics export (json, csv, jsonl)".into(),
+        ));
+    }
+    let plan = prepare(&spec);
+    write_run(&plan, &Sink::Dir(out_dir.to_path_buf()))
+}
+
+/// The plan of a spec, with the times that depend on a walk of the run settled.
+fn prepare(spec: &SynthSpec) -> Plan {
+    let mut plan = planner::build(spec);
+    scrape::settle_unseen_restart(&mut plan);
+    plan
+}
+
+/// Write every file of the run.
+pub fn write_run(plan: &Plan, sink: &Sink) -> Result<SynthSummary, SynthError> {
+    let mut files = Vec::new();
+    let p1 = aiperf::jsonl::pass1(plan, sink, &mut files)?;
+    let (rows, mut shown) = aiperf::json::write(plan, sink, &p1, &mut files)?;
+    shown.duplicate_timestamp = p1.duplicate_timestamp;
+    if plan.spec.csv {
+        files.push(aiperf::csv::write(plan, sink, &rows)?);
+    }
+    files.push(aiperf::profile::write_summary(plan, sink, &p1)?);
+    files.push(launch::write_launch(plan, sink)?);
+    let (tf, status) = truth::write_truth(plan, sink, &p1, &shown)?;
+    files.push(tf);
+    files.sort();
+    let total_bytes = files.iter().map(|(_, b)| b).sum();
+    Ok(SynthSummary {
+        files,
+        total_bytes,
+        duration_s: plan.spec.duration_s,
+        requests: p1.prof.records + p1.warm.records,
+        scrapes: p1.info.iter().map(|i| i.fetches).sum(),
+        expected_status: status,
+    })
 }
 
 /// Duration that makes the run about `target` bytes: the size is affine in the duration, so
@@ -338,8 +109,8 @@ fn calibrate(spec: &SynthSpec, target: u64) -> Result<f64, SynthError> {
         let mut s = spec.clone();
         s.duration_s = d;
         s.target_bytes = None;
-        let plan = plan::Plan::build(&s);
-        Ok(aiperf::write_run(&plan, &aiperf::Sink::Count)?.total_bytes)
+        let plan = prepare(&s);
+        Ok(write_run(&plan, &Sink::Count)?.total_bytes)
     };
     let (d1, d2) = (20.0, 60.0);
     let (b1, b2) = (size(d1)? as f64, size(d2)? as f64);

@@ -4,13 +4,17 @@
 //! warmup and a final scrape after the profiling end). The walker regenerates the whole run
 //! from the seed, so every exporter pass sees identical values.
 
-use super::engines::{Field, HistKind, SeriesDef, Src};
+use super::engines::engine_capacity_tokens;
+use super::faults::Fault;
 use super::plan::Plan;
 use super::rng::{hash, Rng};
-use super::workload::{Delta, Item, Lane, Moment, ReqRecord};
-use super::Fault;
+use super::series::{Delta, Field, HistKind, Moment, SeriesDef, Src};
+use super::spec::Schema;
+use super::workload::{Item, Lane, ReqRecord};
 
 const SEC: u64 = 1_000_000_000;
+/// Prompt tokens per second of the conflicting run's extra traffic.
+pub const CONFLICT_RAMP: f64 = 50_000.0;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Cum {
@@ -33,7 +37,7 @@ impl Cum {
         self.gen += d.gen as u64;
         self.requery += d.requery as u64;
     }
-    fn plus(&mut self, o: &Cum) {
+    pub fn plus(&mut self, o: &Cum) {
         self.prompt += o.prompt;
         self.gpu += o.gpu;
         self.cpu += o.cpu;
@@ -193,13 +197,13 @@ impl Sched {
             gaps.push((t.p0 - 3 * SEC / 2, t.p0));
         }
         if let (true, Some(r)) = (plan.endpoints[ep].reset, t.reset_at) {
-            gaps.push((r, r + 2 * SEC));
+            gaps.push(t.reset_gap.unwrap_or((r, r + 2 * SEC)));
         }
         // The native 1.1 runner snapshots every endpoint at the phase boundaries; the faults
         // that model a missing boundary sample drop them.
         let s = &plan.spec;
         let mut snaps = Vec::new();
-        if s.schema == super::Schema::V1_1 {
+        if s.schema == Schema::V1_1 {
             if !(s.has(Fault::StartGap)
                 || s.has(Fault::StraddleProof)
                 || s.has(Fault::StraddleNoProof))
@@ -209,6 +213,14 @@ impl Sched {
             if !s.has(Fault::LateFinalScrape) {
                 snaps.push(t.p1);
             }
+        }
+        // An unreachable endpoint cannot be snapshotted either (restart-unseen fault).
+        if let (true, true, Some((a, b))) = (
+            s.has(Fault::RestartUnseen),
+            plan.endpoints[ep].reset,
+            t.reset_gap,
+        ) {
+            snaps.retain(|x| !(*x >= a && *x < b));
         }
         snaps.reverse();
         let mut sc = Sched {
@@ -302,6 +314,10 @@ pub struct Walker<'p> {
     probes: Vec<(u64, bool)>,
     next_probe: usize,
     records: bool,
+    /// The JSON exporter's view: series marked `conflict` read another run's values.
+    pub export_view: bool,
+    /// Time of the scrape last returned by `next` (the conflicting run's traffic ramp).
+    scrape_t: u64,
 }
 
 impl<'p> Walker<'p> {
@@ -344,6 +360,8 @@ impl<'p> Walker<'p> {
             probes,
             next_probe: 0,
             records,
+            export_view: false,
+            scrape_t: 0,
         }
     }
 
@@ -410,6 +428,7 @@ impl<'p> Walker<'p> {
             let s = &mut self.scheds[si];
             let (ep, idx) = (s.ep, s.idx);
             s.advance();
+            self.scrape_t = st;
             return Some(Step::Scrape { ep, t: st, idx });
         }
     }
@@ -464,6 +483,21 @@ impl<'p> Walker<'p> {
         c
     }
 
+    /// Another run's value of a priced counter (conflicting-exports fault): 1.25 x the hits
+    /// and prompts, plus 50k prompt tokens/s since before the first scrape on the fields that
+    /// count non-hit prompt tokens, so hits never exceed prompts.
+    fn conflicting(&self, f: Field, x: f64) -> f64 {
+        let base = self.plan.times.w0.saturating_sub(2 * SEC);
+        let secs = self.scrape_t.saturating_sub(base) as f64 / 1e9;
+        let ramp = match f {
+            Field::Prompt | Field::Compute | Field::ComputeCpu | Field::Queries => {
+                (CONFLICT_RAMP * secs).floor()
+            }
+            _ => 0.0,
+        };
+        (x * 1.25).floor() + ramp
+    }
+
     /// The value of series `sid` at scrape `idx`.
     pub fn eval(&self, sid: usize, s: &SeriesDef, idx: u32) -> Val {
         let pools: Vec<&PoolState> = self.state[s.state_ep]
@@ -473,7 +507,7 @@ impl<'p> Walker<'p> {
             .map(|(_, p)| p)
             .collect();
         let n = pools.len().max(1) as f64;
-        let cap = super::engines::engine_capacity_tokens() as f64;
+        let cap = engine_capacity_tokens() as f64;
         let nan = self.plan.spec.has(Fault::NanGauges)
             && s.src.is_ratio_gauge()
             && hash(&[sid as u64, idx as u64]) % 5 == 0;
@@ -489,6 +523,9 @@ impl<'p> Walker<'p> {
                 }
                 if s.lag {
                     x = (x * 0.995).floor();
+                }
+                if s.conflict && self.export_view {
+                    x = self.conflicting(f, x);
                 }
                 if s.lazy && x == 0.0 {
                     return Val::Absent;
@@ -559,4 +596,70 @@ impl<'p> Walker<'p> {
         }
         Val::S(v)
     }
+}
+
+/// The restart-unseen fault: the endpoint is unreachable from just after its last scrape
+/// that every later reading will exceed, until the first scheduled scrape 2 s after the
+/// restart. So no scrape (nor a 1.1 boundary snapshot inside that stretch) shows a counter
+/// or histogram lower than an earlier one: only `process_start_time_seconds` tells. With
+/// little traffic the stretch reaches back to the baseline scrape before warmup. When no
+/// scrape follows within the window, the restart stays visible (the usual 2 s stretch).
+pub fn settle_unseen_restart(plan: &mut Plan) {
+    if !plan.spec.has(Fault::RestartUnseen) {
+        return;
+    }
+    let Some(r) = plan.times.reset_at else { return };
+    let Some(ep) = plan.endpoints.iter().position(|e| e.reset) else {
+        return;
+    };
+    // Probe with no stretch at all: every scheduled scrape is a candidate.
+    plan.times.reset_gap = Some((r, r));
+    let gap = unseen_stretch(plan, ep, r).unwrap_or((r, r + 2 * SEC));
+    plan.times.reset_gap = Some(gap);
+}
+
+/// Every counter and histogram reading of `ep` at scrape `idx`, flattened (absent = 0).
+fn readings(plan: &Plan, w: &Walker, sids: &[usize], idx: u32) -> Vec<f64> {
+    let mut vals = Vec::with_capacity(sids.len());
+    for &sid in sids {
+        match w.eval(sid, &plan.series[sid], idx) {
+            Val::S(x) => vals.push(x),
+            Val::Absent => vals.push(0.0),
+            Val::H { cum, sum, count } => {
+                vals.push(count as f64);
+                vals.push(sum);
+                vals.extend(cum.iter().map(|c| *c as f64));
+            }
+        }
+    }
+    vals
+}
+
+fn unseen_stretch(plan: &Plan, ep: usize, r: u64) -> Option<(u64, u64)> {
+    let sids: Vec<usize> = (0..plan.series.len())
+        .filter(|&i| {
+            let s = &plan.series[i];
+            s.ep == ep && matches!(s.src, Src::Ctr(..) | Src::Scaled(..) | Src::Hist(_))
+        })
+        .collect();
+    let mut w = Walker::new(plan, &[ep], false, vec![]);
+    let mut pre: Vec<(u64, Vec<f64>)> = Vec::new();
+    while let Some(step) = w.next() {
+        let Step::Scrape { t, idx, .. } = step else {
+            continue;
+        };
+        if t > plan.times.p1 {
+            return None;
+        }
+        let vals = readings(plan, &w, &sids, idx);
+        if t < r {
+            pre.push((t, vals));
+        } else if t >= r + 2 * SEC {
+            let below =
+                |p: &Vec<f64>| p.len() == vals.len() && p.iter().zip(&vals).all(|(a, b)| a <= b);
+            let last_ok = pre.iter().rev().find(|(_, p)| below(p))?.0;
+            return Some((last_ok + 1, t));
+        }
+    }
+    None
 }

@@ -13,12 +13,16 @@
 //! written, else timeslices, with the schema 1.1 warmup proof removing the pre-window mass of
 //! the first slice) and the rate interval is checked against `max_rate_width` 0.005.
 
-use super::aiperf::jsonl::{price_moment, Edges, Pass1};
-use super::aiperf::{Out, Sink};
+use super::aiperf::jsonl::{Edges, Pass1};
+use super::aiperf::Shown;
+use super::engines::{price_moment, Src};
+use super::faults::Fault;
+use super::launch::offload_facts;
+use super::out::{Out, Sink};
 use super::plan::Plan;
-use super::scrape::{mi, Cum};
-use super::workload::Moment;
-use super::{Engine, Fault, Schema};
+use super::scrape::{mi, Cum, CONFLICT_RAMP};
+use super::series::Moment;
+use super::spec::{Engine, Schema};
 use crate::account::verdict::{ReasonCode, Status};
 use crate::model::Role;
 use serde_json::{json, Map, Value};
@@ -28,63 +32,6 @@ pub const MAX_RATE_WIDTH: f64 = 0.005;
 
 fn rc(c: ReasonCode) -> Value {
     Value::String(c.as_str().to_string())
-}
-
-pub fn offload_facts(plan: &Plan) -> (&'static str, Option<&'static str>) {
-    let e = plan.spec.engine;
-    if plan.tiers_cpu {
-        let b = match e {
-            Engine::Vllm | Engine::Dynamo => "native",
-            Engine::Sglang => "hicache",
-            Engine::Trtllm => "host",
-            Engine::Atom => "lmcache",
-        };
-        ("cpu", Some(b))
-    } else if plan.tiers_ext {
-        let b = match e {
-            Engine::Trtllm => "disk",
-            _ => "mooncake",
-        };
-        ("storage", Some(b))
-    } else {
-        ("none", None)
-    }
-}
-
-pub fn write_launch(plan: &Plan, sink: &Sink) -> io::Result<(String, u64)> {
-    let mut m = Map::new();
-    m.insert("framework".into(), json!(plan.spec.engine.as_str()));
-    m.insert(
-        "disaggregated".into(),
-        json!(plan.spec.topology.is_disagg()),
-    );
-    let list = |r: Role| -> Vec<String> {
-        plan.endpoints
-            .iter()
-            .filter(|e| e.role == r)
-            .map(|e| e.host_port.clone())
-            .collect()
-    };
-    if plan.spec.topology.is_disagg() {
-        m.insert("prefill_endpoints".into(), json!(list(Role::Prefill)));
-        m.insert("decode_endpoints".into(), json!(list(Role::Decode)));
-    } else {
-        m.insert("agg_endpoints".into(), json!(list(Role::Unified)));
-    }
-    if let Some(fe) = plan.frontend {
-        let mut r = Map::new();
-        r.insert(plan.endpoints[fe].host_port.clone(), json!("frontend"));
-        m.insert("endpoint_roles".into(), Value::Object(r));
-    }
-    let (off, backend) = offload_facts(plan);
-    m.insert("kv_offloading".into(), json!(off));
-    if let Some(b) = backend {
-        m.insert("kv_offload_backend".into(), json!(b));
-    }
-    let mut out = Out::open(sink, "launch.json")?;
-    serde_json::to_writer_pretty(&mut out, &Value::Object(m))?;
-    out.write_all(b"\n")?;
-    out.finish()
 }
 
 /// Canonical counters of one endpoint's in-window increase.
@@ -204,7 +151,36 @@ fn ratio(n: Option<u64>, d: Option<u64>) -> Value {
 
 /// `v(<= t)` from an endpoint's recent scrapes.
 fn le(e: &Edges, t: u64) -> Option<(u64, u64)> {
-    e.ring.iter().rev().find(|x| x.0 <= t).map(|x| (x.1, x.2))
+    le_t(e, t).map(|x| (x.1, x.2))
+}
+
+/// `(time, prompt, hits)` of the last recent scrape at or before `t`.
+fn le_t(e: &Edges, t: u64) -> Option<(u64, u64, u64)> {
+    e.ring.iter().rev().find(|x| x.0 <= t).copied()
+}
+
+/// Conflicting-exports fault: whether the JSON export's timeslice lower bound of the first
+/// priced endpoint's prompt tokens (its interior slices, with the other run's x1.25 and
+/// traffic ramp) exceeds the raw scrapes' upper bound, with a margin for per-series
+/// rounding: then the two kinds of evidence are disjoint.
+fn conflict_shows(plan: &Plan, p1: &Pass1, ep: usize) -> bool {
+    let Some((_, raw_hi, _, _)) = bounds(plan, p1, ep, true) else {
+        return false;
+    };
+    let e = &p1.edges[ep];
+    let t = &plan.times;
+    let slice = (plan.spec.slice_s * 1e9) as u64;
+    let we = t.p1.max(p1.info[ep].last_update);
+    let lastb = t.p0 + ((we - t.p0 - 1) / slice) * slice;
+    let (Some(a), Some(b)) = (e.le_p0s, le_t(e, lastb)) else {
+        return false;
+    };
+    if b.0 <= a.0 {
+        return false;
+    }
+    let ramp = CONFLICT_RAMP * (b.0 - a.0) as f64 / 1e9;
+    let json_lo = 1.25 * (b.1 as f64 - a.1 as f64) + ramp;
+    json_lo - 1000.0 > raw_hi
 }
 
 /// Evidence bounds `(lo_F, hi_F, lo_H, hi_H)` of one endpoint, or `None` when unbounded.
@@ -213,8 +189,9 @@ fn bounds(plan: &Plan, p1: &Pass1, ep: usize, source_raw: bool) -> Option<(f64, 
     let t = &plan.times;
     if source_raw {
         // Raw evidence is what the JSONL holds (duplicate scrapes are not written), over the
-        // window an accountant can know: the phase range (1.1), else the profiling records.
-        let (ws, we) = if plan.spec.schema == Schema::V1_1 {
+        // window an accountant can know: the phase range (a 1.1 JSON export), else the
+        // profiling records.
+        let (ws, we) = if plan.spec.schema == Schema::V1_1 && plan.spec.json {
             (t.p0, t.p1)
         } else {
             (p1.prof.min_start, p1.prof.max_end)
@@ -263,138 +240,213 @@ fn bounds(plan: &Plan, p1: &Pass1, ep: usize, source_raw: bool) -> Option<(f64, 
     Some((lo_f as f64, hi_f as f64, lo_h as f64, hi_h as f64))
 }
 
-pub fn write_truth(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<((String, u64), String)> {
-    let s = &plan.spec;
-    let t = &plan.times;
-    let pm = price_moment(s.engine);
-    let m = mi(pm);
-    let inc = |ep: usize, mm: usize| -> Cum { p1.probes[2][ep][mm].minus(&p1.probes[1][ep][mm]) };
-    // Per endpoint and per role.
-    let mut roles: Vec<(Role, Canon, Cum, bool)> = Vec::new();
-    let mut eps_json = Vec::new();
+/// Stage 1: the true in-window counters per endpoint and per role, and the priced sums.
+struct Counted {
+    endpoints: Vec<Value>,
+    roles: Map<String, Value>,
+    priced: Canon,
+    priced_phys: Cum,
+}
+
+fn phys_json(c: &Cum) -> Value {
+    json!({"prompt": c.prompt, "gpu": c.gpu, "cpu": c.cpu, "external": c.ext})
+}
+
+fn role_name(r: Role) -> String {
+    match r {
+        Role::Prefill => "prefill",
+        Role::Decode => "decode",
+        Role::Unified => "unified",
+        Role::Frontend => "frontend",
+        Role::Excluded => "excluded",
+    }
+    .to_string()
+}
+
+/// True increase between the P0 (strict) and P1 probes of one endpoint at one moment.
+fn inc(p1: &Pass1, ep: usize, m: usize) -> Cum {
+    p1.probes[2][ep][m].minus(&p1.probes[1][ep][m])
+}
+
+fn count_roles(plan: &Plan, p1: &Pass1) -> Counted {
+    let m = mi(price_moment(plan.spec.engine));
+    let mut roles: Vec<(Role, Canon, Cum)> = Vec::new();
+    let mut endpoints = Vec::new();
     for (ep, e) in plan.endpoints.iter().enumerate() {
-        let c = if e.role == Role::Frontend {
-            inc(ep, mi(Moment::Ftk))
-        } else {
-            inc(ep, m)
-        };
-        let k = if e.role == Role::Frontend {
-            Canon {
+        let (c, k) = if e.role == Role::Frontend {
+            let c = inc(p1, ep, mi(Moment::Ftk));
+            let k = Canon {
                 prompt: Some(c.prompt),
                 total: Some(c.hits()),
                 ..Canon::default()
-            }
+            };
+            (c, k)
         } else {
-            canonical(plan, &c)
+            let c = inc(p1, ep, m);
+            (c, canonical(plan, &c))
         };
-        eps_json.push(json!({
+        endpoints.push(json!({
             "endpoint_url": e.url,
-            "role": format!("{:?}", e.role).to_lowercase(),
+            "role": role_name(e.role),
             "scraped": e.scraped,
             "canonical": k.to_json(),
-            "physical": {"prompt": c.prompt, "gpu": c.gpu, "cpu": c.cpu, "external": c.ext},
+            "physical": phys_json(&c),
         }));
         match roles.iter_mut().find(|r| r.0 == e.role) {
             Some(r) => {
                 r.1.add(&k, false);
-                r.2.prompt += c.prompt;
-                r.2.gpu += c.gpu;
-                r.2.cpu += c.cpu;
-                r.2.ext += c.ext;
+                r.2.plus(&c);
             }
-            None => roles.push((e.role, k, c, true)),
+            None => roles.push((e.role, k, c)),
         }
     }
-    let mut roles_json = Map::new();
-    let mut priced = Canon::default();
-    let mut priced_phys = Cum::default();
+    let mut out = Counted {
+        endpoints,
+        roles: Map::new(),
+        priced: Canon::default(),
+        priced_phys: Cum::default(),
+    };
     let mut first = true;
-    for (r, k, c, _) in &roles {
-        let name = format!("{r:?}").to_lowercase();
-        roles_json.insert(
-            name,
-            json!({"canonical": k.to_json(), "physical": {"prompt": c.prompt, "gpu": c.gpu, "cpu": c.cpu, "external": c.ext}}),
+    for (r, k, c) in &roles {
+        out.roles.insert(
+            role_name(*r),
+            json!({"canonical": k.to_json(), "physical": phys_json(c)}),
         );
         if matches!(r, Role::Prefill | Role::Unified) {
-            priced.add(k, first);
+            out.priced.add(k, first);
             first = false;
-            priced_phys.prompt += c.prompt;
-            priced_phys.gpu += c.gpu;
-            priced_phys.cpu += c.cpu;
-            priced_phys.ext += c.ext;
+            out.priced_phys.plus(c);
         }
     }
+    out
+}
+
+/// Canonical and physical tier rates of the priced roles.
+fn rates_json(c: &Counted) -> (Value, Value) {
+    let (k, ph) = (&c.priced, &c.priced_phys);
     let rates = json!({
-        "gpu": ratio(priced.gpu, priced.prompt),
-        "cpu": ratio(priced.cpu, priced.prompt),
-        "external": ratio(priced.ext, priced.prompt),
-        "overall": ratio(priced.total, priced.prompt),
+        "gpu": ratio(k.gpu, k.prompt),
+        "cpu": ratio(k.cpu, k.prompt),
+        "external": ratio(k.ext, k.prompt),
+        "overall": ratio(k.total, k.prompt),
     });
-    let phys_rates = json!({
-        "gpu": ratio(Some(priced_phys.gpu), Some(priced_phys.prompt)),
-        "cpu": ratio(Some(priced_phys.cpu), Some(priced_phys.prompt)),
-        "external": ratio(Some(priced_phys.ext), Some(priced_phys.prompt)),
-        "overall": ratio(Some(priced_phys.hits()), Some(priced_phys.prompt)),
+    let phys = json!({
+        "gpu": ratio(Some(ph.gpu), Some(ph.prompt)),
+        "cpu": ratio(Some(ph.cpu), Some(ph.prompt)),
+        "external": ratio(Some(ph.ext), Some(ph.prompt)),
+        "overall": ratio(Some(ph.hits()), Some(ph.prompt)),
     });
-    // Evidence bounds over scraped priced endpoints.
-    let raw = s.jsonl;
-    let mut fails: Vec<ReasonCode> = Vec::new();
-    let mut info: Vec<ReasonCode> = Vec::new();
-    let mut fault_json = Vec::new();
-    let scraped: Vec<usize> = plan
-        .priced
-        .iter()
-        .copied()
-        .filter(|&e| plan.endpoints[e].scraped)
-        .collect();
-    let countable = priced.prompt.is_some() && !(s.has(Fault::CounterReset));
-    let mut evidence = json!({"source": if raw {"raw_scrapes"} else {"timeslices"}});
-    let mut width = None;
-    let mut server_prompt = None;
-    if countable && !scraped.is_empty() {
-        let (mut lf, mut hf, mut lh, mut hh) = (0.0, 0.0, 0.0, 0.0);
-        let mut bounded = true;
-        for &ep in &scraped {
-            match bounds(plan, p1, ep, raw) {
-                Some((a, b, c, d)) => {
-                    lf += a;
-                    hf += b;
-                    lh += c;
-                    hh += d;
-                }
-                None => bounded = false,
-            }
-        }
-        if bounded {
-            let (n, d_, nn, dd) = (lh, lf, hh - lh, hf - lf);
-            let mm = nn.min(dd);
-            let lo = if d_ + dd > 0.0 { n / (d_ + dd) } else { 0.0 };
-            let hi = if d_ + mm > 0.0 {
-                (n + mm) / (d_ + mm)
-            } else {
-                1.0
-            };
-            width = Some(hi - lo);
-            server_prompt = Some((lf, hf));
-            evidence = json!({
-                "source": if raw {"raw_scrapes"} else {"timeslices"},
-                "priced_prompt": {"lo": lf, "hi": hf},
-                "priced_hits": {"lo": lh, "hi": hh},
-                "overall_rate": {"lo": lo, "hi": hi, "width": hi - lo},
-                "warmup_proof": !raw && s.schema == Schema::V1_1,
-            });
-        } else {
-            fails.push(ReasonCode::IncreaseUnbounded);
-        }
+    (rates, phys)
+}
+
+/// Stage 2: CONTRACT section 4 bounds over the scraped priced endpoints.
+struct Evidence {
+    json: Value,
+    /// Width of the overall rate's interval, when bounded.
+    width: Option<f64>,
+    /// The priced prompt interval, when bounded.
+    server_prompt: Option<(f64, f64)>,
+    unbounded: bool,
+}
+
+fn evidence(plan: &Plan, p1: &Pass1, countable: bool, scraped: &[usize]) -> Evidence {
+    let raw = plan.spec.jsonl;
+    let source = if raw {
+        "raw_scrapes"
+    } else if plan.spec.json {
+        "timeslices"
+    } else {
+        "stats_total"
+    };
+    let mut ev = Evidence {
+        json: json!({ "source": source }),
+        width: None,
+        server_prompt: None,
+        unbounded: false,
+    };
+    if !countable || scraped.is_empty() {
+        return ev;
+    }
+    if !raw && !plan.spec.json {
+        // CSV only: `stats.total` is never a lower bound, and without `endpoint_info` it
+        // cannot be shown to cover the window: unbounded above, and the rate spans [0, 1].
+        ev.unbounded = true;
+        ev.width = Some(1.0);
+        return ev;
+    }
+    let (mut lf, mut hf, mut lh, mut hh) = (0.0, 0.0, 0.0, 0.0);
+    for &ep in scraped {
+        let Some((a, b, c, d)) = bounds(plan, p1, ep, raw) else {
+            ev.unbounded = true;
+            return ev;
+        };
+        lf += a;
+        hf += b;
+        lh += c;
+        hh += d;
+    }
+    let (n, d_, nn, dd) = (lh, lf, hh - lh, hf - lf);
+    let mm = nn.min(dd);
+    let lo = if d_ + dd > 0.0 { n / (d_ + dd) } else { 0.0 };
+    let hi = if d_ + mm > 0.0 {
+        (n + mm) / (d_ + mm)
+    } else {
+        1.0
+    };
+    ev.width = Some(hi - lo);
+    ev.server_prompt = Some((lf, hf));
+    ev.json = json!({
+        "source": source,
+        "priced_prompt": {"lo": lf, "hi": hf},
+        "priced_hits": {"lo": lh, "hi": hh},
+        "overall_rate": {"lo": lo, "hi": hi, "width": hi - lo},
+        "warmup_proof": !raw && plan.spec.schema == Schema::V1_1,
+    });
+    ev
+}
+
+/// What the checks of stage 3 found, shared by the run's and each fault's reasons.
+struct Found {
+    too_wide: bool,
+    not_conserved: bool,
+    prof_errs: u64,
+    /// Legacy builds without any priced counter: a counter fault changes no priced rate.
+    no_priced: bool,
+    legacy_missing: bool,
+    not_sep: bool,
+}
+
+/// Stage 3: the run's own failing and informational codes (faults aside).
+fn run_checks(
+    plan: &Plan,
+    p1: &Pass1,
+    ev: &Evidence,
+    counted: &Counted,
+    scraped: &[usize],
+) -> (Found, Vec<ReasonCode>, Vec<ReasonCode>) {
+    let s = &plan.spec;
+    let countable = countable(plan, counted);
+    let (mut fails, mut info) = (Vec::new(), Vec::new());
+    // No prompt token truly counted in the window: no evidence can prove one, so the rate
+    // has no value (0/0). (An evidence-only zero lower bound, e.g. CSV-only, is a width
+    // matter and is not listed.)
+    if counted.priced.prompt == Some(0) && !scraped.is_empty() {
+        fails.push(ReasonCode::NoPromptInWindow);
+    }
+    if p1.prof.records == 0 {
+        fails.push(ReasonCode::NoRequestRecords);
+    }
+    if s.has(Fault::PrefixCachingDisabled) {
+        info.push(ReasonCode::PrefixCachingDisabled);
+    }
+    if ev.unbounded {
+        fails.push(ReasonCode::IncreaseUnbounded);
     }
     if scraped.is_empty() {
         fails.push(ReasonCode::NoEngineMetrics);
     }
     let legacy_missing =
         s.variant_legacy && matches!(s.engine, Engine::Vllm | Engine::Dynamo | Engine::Trtllm);
-    // Legacy vLLM (no by-source counter) and TensorRT-LLM (no token counters) export no
-    // counter the contract prices: a fault on their counters changes no priced rate.
-    let no_priced = legacy_missing;
     if legacy_missing {
         fails.push(if s.engine == Engine::Trtllm {
             ReasonCode::TokenCountersAbsent
@@ -402,19 +454,20 @@ pub fn write_truth(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<((String,
             ReasonCode::BySourceMissing
         });
     }
-    let too_wide = width.is_some_and(|w| w > MAX_RATE_WIDTH);
+    let too_wide = ev.width.is_some_and(|w| w > MAX_RATE_WIDTH);
     if too_wide {
         fails.push(ReasonCode::RateTooWide);
     }
     let prof = &p1.prof;
-    let not_conserved = server_prompt.is_some_and(|(lo, hi)| {
-        (prof.client_prompt as f64) < lo || (prof.client_prompt as f64) > hi
-    });
+    let client = prof.client_prompt as f64;
+    let not_conserved = ev
+        .server_prompt
+        .is_some_and(|(lo, hi)| client < lo || client > hi);
     if not_conserved {
         fails.push(ReasonCode::PromptNotConserved);
     }
     if s.engine == Engine::Atom && countable {
-        let adm: u64 = plan.priced.iter().map(|&ep| inc(ep, 0).reqs).sum();
+        let adm: u64 = plan.priced.iter().map(|&ep| inc(p1, ep, 0).reqs).sum();
         if adm != prof.ok {
             fails.push(ReasonCode::AdmissionsNotConserved);
         }
@@ -432,12 +485,11 @@ pub fn write_truth(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<((String,
     if plan.frontend.is_some() {
         info.push(ReasonCode::FrontendSeparate);
     }
-    if plan.series.iter().any(|x| {
-        matches!(
-            x.src,
-            super::engines::Src::HitRatioCum(_) | super::engines::Src::LastHitRatio
-        )
-    }) {
+    if plan
+        .series
+        .iter()
+        .any(|x| matches!(x.src, Src::HitRatioCum(_) | Src::LastHitRatio))
+    {
         info.push(ReasonCode::RatioGaugeTelemetry);
     }
     let not_sep = (plan.tiers_cpu || plan.tiers_ext)
@@ -450,70 +502,213 @@ pub fn write_truth(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<((String,
     if p1.warm.errors > 0 {
         info.push(ReasonCode::WarmupErrorsIgnored);
     }
+    let found = Found {
+        too_wide,
+        not_conserved,
+        prof_errs,
+        no_priced: legacy_missing,
+        legacy_missing,
+        not_sep,
+    };
+    (found, fails, info)
+}
+
+/// Whether the priced counters exist and no restart hides their increase.
+fn countable(plan: &Plan, counted: &Counted) -> bool {
+    let s = &plan.spec;
+    counted.priced.prompt.is_some() && !s.has(Fault::CounterReset) && !s.has(Fault::RestartUnseen)
+}
+
+/// Stage 4: the failing and informational codes one fault requires.
+fn fault_codes(
+    plan: &Plan,
+    p1: &Pass1,
+    f: Fault,
+    k: &Found,
+    shown: &Shown,
+) -> (Vec<ReasonCode>, Vec<ReasonCode>) {
+    let s = &plan.spec;
+    let prof = &p1.prof;
+    let m = mi(price_moment(s.engine));
+    let p0 = plan.priced[0];
+    let conflict = |on: bool| match on && !k.no_priced {
+        true => vec![ReasonCode::EvidenceConflict],
+        false => vec![],
+    };
+    match f {
+        Fault::ConflictingExports => (conflict(conflict_shows(plan, p1, p0)), vec![]),
+        Fault::CsvJsonDisagree => (conflict(shown.csv_disagrees), vec![]),
+        Fault::DuplicateTimestamp => (conflict(shown.duplicate_timestamp), vec![]),
+        Fault::RestartUnseen if k.no_priced => (vec![], vec![]),
+        Fault::RestartUnseen => (vec![ReasonCode::CounterReset], vec![]),
+        Fault::ZeroTraffic => {
+            let mut v = vec![ReasonCode::NoRequestRecords];
+            if !k.no_priced {
+                v.push(ReasonCode::NoPromptInWindow);
+            }
+            if k.too_wide {
+                v.push(ReasonCode::RateTooWide);
+            }
+            (v, vec![])
+        }
+        Fault::DuplicateFamily if shown.duplicate_family => {
+            (vec![], vec![ReasonCode::DuplicateFamilyMerged])
+        }
+        // The file cannot be read: `expected.read_error`; no verdict codes.
+        Fault::DuplicateFamily | Fault::DuplicateFamilyConflict => (vec![], vec![]),
+        // The shape (generation tokens per request) shows once requests were served.
+        Fault::SwappedLaunch if prof.ok > 0 => (vec![ReasonCode::RoleShapeConflict], vec![]),
+        Fault::SwappedLaunch => (vec![], vec![]),
+        Fault::BenchmarkMismatch => (vec![ReasonCode::BenchmarkMismatch], vec![]),
+        Fault::RecordsOutsideWindow => {
+            let t = &plan.times;
+            let mut v = Vec::new();
+            if prof.records > 0 && (prof.min_start < t.p0 || prof.max_end > t.p1) {
+                v.push(ReasonCode::RecordsOutsideWindow);
+            }
+            if k.not_conserved {
+                v.push(ReasonCode::PromptNotConserved);
+            }
+            (v, vec![])
+        }
+        Fault::PrefixCachingDisabled => (vec![], vec![ReasonCode::PrefixCachingDisabled]),
+        Fault::StartGap
+        | Fault::StraddleProof
+        | Fault::StraddleNoProof
+        | Fault::LateFinalScrape => {
+            let mut v = Vec::new();
+            if k.too_wide {
+                v.push(ReasonCode::RateTooWide);
+            }
+            if k.not_conserved {
+                v.push(ReasonCode::PromptNotConserved);
+            }
+            (v, vec![])
+        }
+        Fault::CounterReset | Fault::AliasCollision | Fault::TpDisagree if k.no_priced => {
+            (vec![], vec![])
+        }
+        // The lagging replica reads 0.995 × the value: with (next to) no traffic on the
+        // first priced endpoint in the window, the replicas still agree.
+        Fault::TpDisagree if inc(p1, plan.priced[0], m).prompt < 1000 => (vec![], vec![]),
+        Fault::CounterReset => (vec![ReasonCode::CounterReset], vec![]),
+        Fault::AliasCollision => (vec![ReasonCode::AliasCollision], vec![]),
+        // Without the offload counter (ATOM) or a tier label (legacy SGLang) the export
+        // looks like a build that folds CPU hits into the GPU counter: the contract keeps
+        // the overall rate and reports the split as not separable.
+        Fault::CpuCounterAbsent
+            if s.engine == Engine::Atom || (s.engine == Engine::Sglang && s.variant_legacy) =>
+        {
+            (vec![], vec![ReasonCode::TiersNotSeparable])
+        }
+        // SGLang creates a `cache_source` series on its first hit: a missing `host` series
+        // reads as zero host hits (research/engine-metrics.md 2.1), so this is undetectable.
+        Fault::CpuCounterAbsent if s.engine == Engine::Sglang => (vec![], vec![]),
+        Fault::CpuCounterAbsent => (vec![ReasonCode::CpuTierUncounted], vec![]),
+        Fault::DecodeRecount => (vec![], vec![ReasonCode::DecodeExcluded]),
+        Fault::WorkerMissing => (vec![ReasonCode::WorkerMissing], vec![]),
+        Fault::FrontendDuplicates => (vec![], vec![ReasonCode::FrontendSeparate]),
+        Fault::ErrorsWarmup => (vec![], vec![ReasonCode::WarmupErrorsIgnored]),
+        Fault::ErrorsProfiling => {
+            let mut v = vec![];
+            if k.prof_errs > 0 {
+                v.push(ReasonCode::ProfilingErrors);
+            }
+            if prof.cancelled > 0 {
+                v.push(ReasonCode::ProfilingCancellations);
+            }
+            (v, vec![])
+        }
+        Fault::NanGauges | Fault::ProtoLabels => (vec![], vec![]),
+        Fault::TpDisagree => (vec![ReasonCode::ReplicaDisagreement], vec![]),
+    }
+}
+
+fn spec_json(plan: &Plan) -> Value {
+    let s = &plan.spec;
+    let (off, backend) = offload_facts(plan);
+    let (cur, leg) = s.engine.variants();
+    let mut v = json!({
+        "engine": s.engine.as_str(),
+        "variant": if s.variant_legacy { leg } else { cur },
+        "topology": s.topology.to_string(),
+        "tiers": {"gpu": true, "cpu": plan.tiers_cpu, "external": plan.tiers_ext},
+        "kv_offloading": off,
+        "kv_offload_backend": backend,
+        "faults": s.faults.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
+        "seed": s.seed,
+        "duration_s": s.duration_s,
+        "concurrency": s.concurrency,
+        "dp": s.dp,
+        "tp": s.tp,
+        "frontend": s.frontend,
+        "schema": if s.schema == Schema::V1_1 {"1.1"} else {"1.0"},
+        "jsonl": s.jsonl,
+        "scrape_interval_s": s.scrape_interval_s,
+        "slice_s": s.slice_s,
+    });
+    // Only when off, so that the default runs' truth stays as it was.
+    for (on, key) in [(s.json, "json"), (s.csv, "csv")] {
+        if !on {
+            v[key] = json!(false);
+        }
+    }
+    v
+}
+
+fn codes_json(codes: &[ReasonCode]) -> Vec<Value> {
+    codes.iter().map(|c| rc(*c)).collect()
+}
+
+fn requests_json(p1: &Pass1, prof_errs: u64) -> Value {
+    let prof = &p1.prof;
+    json!({
+        "profiling_records": prof.records,
+        "profiling_errors": prof_errs,
+        "profiling_cancelled": prof.cancelled,
+        "client_prompt_tokens": prof.client_prompt,
+        "warmup_records": p1.warm.records,
+        "warmup_errors": p1.warm.errors,
+        "theoretical_hit_rate": if prof.theory_blocks > 0 { json!(prof.theory_hit as f64 / prof.theory_blocks as f64) } else { Value::Null },
+    })
+}
+
+/// Write `truth.json`; returns the file and the expected status.
+pub fn write_truth(
+    plan: &Plan,
+    sink: &Sink,
+    p1: &Pass1,
+    shown: &Shown,
+) -> io::Result<((String, u64), String)> {
+    let s = &plan.spec;
+    let t = &plan.times;
+    let counted = count_roles(plan, p1);
+    let (rates, phys_rates) = rates_json(&counted);
+    let scraped: Vec<usize> = plan
+        .priced
+        .iter()
+        .copied()
+        .filter(|&e| plan.endpoints[e].scraped)
+        .collect();
+    let ev = evidence(plan, p1, countable(plan, &counted), &scraped);
+    let (found, mut fails, mut info) = run_checks(plan, p1, &ev, &counted, &scraped);
+    let mut fault_json = Vec::new();
     for f in &s.faults {
-        let (codes, inf): (Vec<ReasonCode>, Vec<ReasonCode>) = match f {
-            Fault::StartGap
-            | Fault::StraddleProof
-            | Fault::StraddleNoProof
-            | Fault::LateFinalScrape => {
-                let mut v = Vec::new();
-                if too_wide {
-                    v.push(ReasonCode::RateTooWide);
-                }
-                if not_conserved {
-                    v.push(ReasonCode::PromptNotConserved);
-                }
-                (v, vec![])
-            }
-            Fault::CounterReset | Fault::AliasCollision | Fault::TpDisagree if no_priced => {
-                (vec![], vec![])
-            }
-            // The lagging replica reads 0.995 × the value: with (next to) no traffic on the
-            // first priced endpoint in the window, the replicas still agree.
-            Fault::TpDisagree if inc(plan.priced[0], m).prompt < 1000 => (vec![], vec![]),
-            Fault::CounterReset => (vec![ReasonCode::CounterReset], vec![]),
-            Fault::AliasCollision => (vec![ReasonCode::AliasCollision], vec![]),
-            // Without the offload counter (ATOM) or a tier label (legacy SGLang) the export
-            // looks like a build that folds CPU hits into the GPU counter: the contract keeps
-            // the overall rate and reports the split as not separable.
-            Fault::CpuCounterAbsent
-                if s.engine == Engine::Atom || (s.engine == Engine::Sglang && s.variant_legacy) =>
-            {
-                (vec![], vec![ReasonCode::TiersNotSeparable])
-            }
-            // SGLang creates a `cache_source` series on its first hit: a missing `host` series
-            // reads as zero host hits (research/engine-metrics.md 2.1), so this is undetectable.
-            Fault::CpuCounterAbsent if s.engine == Engine::Sglang => (vec![], vec![]),
-            Fault::CpuCounterAbsent => (vec![ReasonCode::CpuTierUncounted], vec![]),
-            Fault::DecodeRecount => (vec![], vec![ReasonCode::DecodeExcluded]),
-            Fault::WorkerMissing => (vec![ReasonCode::WorkerMissing], vec![]),
-            Fault::FrontendDuplicates => (vec![], vec![ReasonCode::FrontendSeparate]),
-            Fault::ErrorsWarmup => (vec![], vec![ReasonCode::WarmupErrorsIgnored]),
-            Fault::ErrorsProfiling => {
-                let mut v = vec![];
-                if prof_errs > 0 {
-                    v.push(ReasonCode::ProfilingErrors);
-                }
-                if prof.cancelled > 0 {
-                    v.push(ReasonCode::ProfilingCancellations);
-                }
-                (v, vec![])
-            }
-            Fault::NanGauges | Fault::ProtoLabels => (vec![], vec![]),
-            Fault::TpDisagree => (vec![ReasonCode::ReplicaDisagreement], vec![]),
-        };
+        let (codes, inf) = fault_codes(plan, p1, *f, &found, shown);
         for c in &codes {
             if !fails.contains(c) {
                 fails.push(*c);
             }
         }
-        let st = status_of(&codes);
         fault_json.push(json!({
             "fault": f.as_str(),
-            "status": st.as_str(),
-            "reasons": codes.iter().map(|c| rc(*c)).collect::<Vec<_>>(),
-            "info": inf.iter().map(|c| rc(*c)).collect::<Vec<_>>(),
+            "status": status_of(&codes).as_str(),
+            "reasons": codes_json(&codes),
+            "info": codes_json(&inf),
         }));
+    }
+    if s.has(Fault::DuplicateFamily) && shown.duplicate_family {
+        info.push(ReasonCode::DuplicateFamilyMerged);
     }
     fails.sort();
     fails.dedup();
@@ -522,60 +717,37 @@ pub fn write_truth(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<((String,
     let status = status_of(&fails);
     let cpu_component = if !plan.tiers_cpu && !plan.tiers_ext {
         "not_offloaded"
-    } else if s.has(Fault::CpuCounterAbsent) || not_sep || legacy_missing {
+    } else if s.has(Fault::CpuCounterAbsent) || found.not_sep || found.legacy_missing {
         "missing"
     } else {
         "measured"
     };
-    let (off, backend) = offload_facts(plan);
-    let (cur, leg) = s.engine.variants();
+    let mut expected = json!({
+        "status": status.as_str(),
+        "pricing_eligible": status == Status::ValidComplete,
+        "reasons": codes_json(&fails),
+        "info": codes_json(&info),
+        "cpu_component": cpu_component,
+        "max_rate_width": MAX_RATE_WIDTH,
+    });
+    if s.has(Fault::DuplicateFamilyConflict) && shown.duplicate_family {
+        // The run cannot be read at all: the reader refuses the file with this code.
+        expected["read_error"] = json!("DUPLICATE_KEY");
+    }
     let doc = json!({
         "generator": "kvledger synth",
         "contract_version": "kvledger/1",
-        "spec": {
-            "engine": s.engine.as_str(),
-            "variant": if s.variant_legacy { leg } else { cur },
-            "topology": s.topology.to_string(),
-            "tiers": {"gpu": true, "cpu": plan.tiers_cpu, "external": plan.tiers_ext},
-            "kv_offloading": off,
-            "kv_offload_backend": backend,
-            "faults": s.faults.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
-            "seed": s.seed,
-            "duration_s": s.duration_s,
-            "concurrency": s.concurrency,
-            "dp": s.dp,
-            "tp": s.tp,
-            "frontend": s.frontend,
-            "schema": if s.schema == Schema::V1_1 {"1.1"} else {"1.0"},
-            "jsonl": s.jsonl,
-            "scrape_interval_s": s.scrape_interval_s,
-            "slice_s": s.slice_s,
-        },
+        "spec": spec_json(plan),
         "window": {"start_ns": t.p0, "end_ns": t.p1},
         "warmup": {"start_ns": t.w0, "end_ns": t.p0 - 1},
-        "counting_moment": format!("{pm:?}").to_lowercase(),
-        "roles": Value::Object(roles_json),
+        "counting_moment": price_moment(s.engine).as_str(),
+        "roles": Value::Object(counted.roles),
         "rates": rates,
         "physical_rates": phys_rates,
-        "endpoints": eps_json,
-        "requests": {
-            "profiling_records": prof.records,
-            "profiling_errors": prof_errs,
-            "profiling_cancelled": prof.cancelled,
-            "client_prompt_tokens": prof.client_prompt,
-            "warmup_records": p1.warm.records,
-            "warmup_errors": p1.warm.errors,
-            "theoretical_hit_rate": if prof.theory_blocks > 0 { json!(prof.theory_hit as f64 / prof.theory_blocks as f64) } else { Value::Null },
-        },
-        "evidence": evidence,
-        "expected": {
-            "status": status.as_str(),
-            "pricing_eligible": status == Status::ValidComplete,
-            "reasons": fails.iter().map(|c| rc(*c)).collect::<Vec<_>>(),
-            "info": info.iter().map(|c| rc(*c)).collect::<Vec<_>>(),
-            "cpu_component": cpu_component,
-            "max_rate_width": MAX_RATE_WIDTH,
-        },
+        "endpoints": counted.endpoints,
+        "requests": requests_json(p1, found.prof_errs),
+        "evidence": ev.json,
+        "expected": expected,
         "faults": fault_json,
     });
     let mut out = Out::open(sink, "truth.json")?;

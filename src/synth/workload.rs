@@ -11,44 +11,14 @@
 //! - sessions stick to one priced endpoint, one DP pool and one decode endpoint (hashing);
 //! - a lane's events depend only on `(seed, lane)`, so any walk regenerates them exactly.
 
+use super::faults::Fault;
 use super::plan::{Plan, Times};
 use super::rng::{hash, Rng};
-use super::{Engine, Fault};
+use super::series::{Delta, Moment};
+use super::spec::{Engine, SynthSpec};
 
 pub const SYS_PROMPT: u32 = 3072;
 pub const THEORY_BLOCK: u32 = 64;
-
-/// When an endpoint event happens in a request's life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Moment {
-    Arrive,
-    /// Admission to the running batch (ATOM counts here; vLLM lookup stats).
-    Adm,
-    /// First output token (vLLM prompt counters; latency to first token).
-    Ftk,
-    /// Completion (SGLang, TensorRT-LLM, ATOM `prompt_tokens`).
-    Fin,
-}
-
-/// Token split of one request as one endpoint counts it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Delta {
-    pub prompt: u32,
-    pub gpu: u32,
-    pub cpu: u32,
-    pub ext: u32,
-    pub gen: u32,
-    /// vLLM before #48860: extra lookup tokens re-counted for a request that waited.
-    pub requery: u32,
-    pub ttft_us: u32,
-    pub e2e_us: u32,
-}
-
-impl Delta {
-    pub fn hits(&self) -> u32 {
-        self.gpu + self.cpu + self.ext
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -195,6 +165,10 @@ impl Lane {
                     let stagger = self.id as u64 * 3 * MS + self.rng.range(0, 20) * MS;
                     self.next_start = self.next_start.max(t.p0 + stagger);
                 }
+                // An idle profiling window (zero-traffic fault): warmup only.
+                LanePhase::Profiling if spec.has(Fault::ZeroTraffic) => {
+                    self.phase = LanePhase::Done
+                }
                 LanePhase::Profiling if self.next_start >= t.issue_end => {
                     if spec.has(Fault::LateFinalScrape) {
                         self.phase = LanePhase::Background;
@@ -246,31 +220,19 @@ impl Lane {
         } else {
             self.context
         };
-        let reuse = (reuse_theory / block * block).min(prompt - 1);
+        // With prefix caching disabled nothing is reused (the theoretical rate still counts).
+        let reuse = if spec.has(Fault::PrefixCachingDisabled) {
+            0
+        } else {
+            (reuse_theory / block * block).min(prompt - 1)
+        };
         // Tier split on the priced endpoint.
         let p_evict = match phase {
             Phase::Warmup => 0.30,
             _ => 0.05 + 0.05 * r.f64(),
         };
         let sys_part = (SYS_PROMPT / block * block).min(reuse);
-        let (mut gpu, mut cpu, mut ext) = (reuse, 0u32, 0u32);
-        if reuse > sys_part && r.chance(p_evict) {
-            gpu = sys_part;
-            let rest = reuse - sys_part;
-            let u = r.f64();
-            let (c, x) = (plan.tiers_cpu, plan.tiers_ext);
-            if c && x {
-                if u < 0.6 {
-                    cpu = rest
-                } else if u < 0.9 {
-                    ext = rest
-                }
-            } else if c && u < 0.85 {
-                cpu = rest;
-            } else if x && u < 0.85 {
-                ext = rest;
-            }
-        }
+        let (gpu, cpu, ext) = tier_split(plan, r, reuse, sys_part, p_evict);
         let out = r.log_range(30, 700) as u32;
         let compute = prompt - gpu - cpu - ext;
         let queue = r.range(2, 30) * MS
@@ -284,23 +246,7 @@ impl Lane {
         let adm = start + queue;
         let ftk = adm + prefill;
         let mut end = ftk + out as u64 * itl;
-        // Faults on the client side.
-        let err_phase = match phase {
-            Phase::Warmup => spec.has(Fault::ErrorsWarmup),
-            Phase::Profiling => spec.has(Fault::ErrorsProfiling),
-            Phase::Background => false,
-        };
-        let (mut error, mut cancelled) = (false, false);
-        if err_phase {
-            let forced_err = self.first_in_phase && self.id == 0;
-            let forced_can = self.first_in_phase && self.id == 1 % spec.concurrency.max(1);
-            let u = r.f64();
-            if forced_err || (!forced_can && u < 0.03) {
-                error = true;
-            } else if forced_can || u < 0.06 {
-                cancelled = true;
-            }
-        }
+        let (error, cancelled) = client_fault(spec, phase, self.first_in_phase, self.id, r);
         if error {
             end = start + r.range(20, 80) * MS;
         } else if cancelled {
@@ -329,49 +275,17 @@ impl Lane {
         if plan.legacy_requery && r.chance(0.12) {
             priced.requery = prompt * r.range(1, 3) as u32;
         }
-        // Routing.
-        let (pep, ppool) = plan.route_priced(self.session);
         let server = !error;
         let mut items: Vec<Item> = Vec::with_capacity(10);
-        let ev = |t: u64, ep: usize, pool: u16, m: Moment, d: Delta| Item::Ev {
-            t,
-            ep: ep as u16,
-            pool,
-            m,
-            d,
-        };
         if server {
-            let disagg = plan.spec.topology.is_disagg();
-            let pfin = if disagg { ftk + MS } else { end };
-            items.push(ev(start, pep, ppool, Moment::Arrive, priced));
-            items.push(ev(adm, pep, ppool, Moment::Adm, priced));
-            items.push(ev(ftk, pep, ppool, Moment::Ftk, priced));
-            let mut pf = priced;
-            if disagg {
-                pf.gen = 1;
-                pf.e2e_us = ((pfin - start) / 1000) as u32;
-            }
-            items.push(ev(pfin, pep, ppool, Moment::Fin, pf));
-            if disagg {
-                let (dep, dpool) = plan.route_decode(self.session);
-                let d = decode_delta(plan, &base, r_local(self.session, reuse, sys_part));
-                let mut dfin = d;
-                if d.prompt == 0 {
-                    // ATOM @ffdf3bb5: no prefix-cache accounting, but `prompt_tokens` at completion.
-                    dfin.prompt = base.prompt;
-                }
-                let dadm = ftk + 3 * MS;
-                items.push(ev(dadm, dep, dpool, Moment::Arrive, d));
-                items.push(ev(dadm, dep, dpool, Moment::Adm, d));
-                items.push(ev(dadm, dep, dpool, Moment::Ftk, d));
-                items.push(ev(end, dep, dpool, Moment::Fin, dfin));
-            }
-            if let Some(fe) = plan.frontend {
-                items.push(ev(start, fe, 0, Moment::Arrive, base));
-                items.push(ev(start + MS, fe, 0, Moment::Adm, base));
-                items.push(ev(ftk, fe, 0, Moment::Ftk, base));
-                items.push(ev(end, fe, 0, Moment::Fin, base));
-            }
+            let at = At {
+                start,
+                adm,
+                ftk,
+                end,
+            };
+            let local = r_local(self.session, reuse, sys_part);
+            server_events(plan, self.session, at, &base, &priced, local, &mut items);
         }
         if phase != Phase::Background {
             let theory_blocks = prompt.div_ceil(THEORY_BLOCK);
@@ -410,6 +324,133 @@ impl Lane {
         }
         let think = self.rng.range(20, 400) * MS;
         self.next_start = end + think;
+    }
+}
+
+/// `(error, cancelled)` of a request under the errors faults: the first request of the phase
+/// on lane 0 errors and on lane 1 is cancelled (so each shows), others by chance.
+fn client_fault(
+    spec: &SynthSpec,
+    phase: Phase,
+    first_in_phase: bool,
+    lane: u32,
+    r: &mut Rng,
+) -> (bool, bool) {
+    let err_phase = match phase {
+        Phase::Warmup => spec.has(Fault::ErrorsWarmup),
+        Phase::Profiling => spec.has(Fault::ErrorsProfiling),
+        Phase::Background => false,
+    };
+    if !err_phase {
+        return (false, false);
+    }
+    let forced_err = first_in_phase && lane == 0;
+    let forced_can = first_in_phase && lane == 1 % spec.concurrency.max(1);
+    let u = r.f64();
+    if forced_err || (!forced_can && u < 0.03) {
+        (true, false)
+    } else if forced_can || u < 0.06 {
+        (false, true)
+    } else {
+        (false, false)
+    }
+}
+
+/// How the reused prefix was served on the priced endpoint: the GPU unless a coin
+/// (`p_evict`) evicted the part beyond the system prompt, which the CPU or external tier then
+/// serves when on (else it is recomputed).
+fn tier_split(
+    plan: &Plan,
+    r: &mut Rng,
+    reuse: u32,
+    sys_part: u32,
+    p_evict: f64,
+) -> (u32, u32, u32) {
+    let (mut gpu, mut cpu, mut ext) = (reuse, 0u32, 0u32);
+    if reuse > sys_part && r.chance(p_evict) {
+        gpu = sys_part;
+        let rest = reuse - sys_part;
+        let u = r.f64();
+        let (c, x) = (plan.tiers_cpu, plan.tiers_ext);
+        if c && x {
+            if u < 0.6 {
+                cpu = rest
+            } else if u < 0.9 {
+                ext = rest
+            }
+        } else if c && u < 0.85 {
+            cpu = rest;
+        } else if x && u < 0.85 {
+            ext = rest;
+        }
+    }
+    (gpu, cpu, ext)
+}
+
+/// A served request's client-side times.
+#[derive(Clone, Copy)]
+struct At {
+    start: u64,
+    adm: u64,
+    ftk: u64,
+    end: u64,
+}
+
+/// The endpoint events of a served request: the priced endpoint (a disaggregated prefill
+/// finishes after its one generated token), the decode endpoint, the frontend.
+fn server_events(
+    plan: &Plan,
+    session: u64,
+    at: At,
+    base: &Delta,
+    priced: &Delta,
+    local: u32,
+    items: &mut Vec<Item>,
+) {
+    let ev = |t: u64, ep: usize, pool: u16, m: Moment, d: Delta| Item::Ev {
+        t,
+        ep: ep as u16,
+        pool,
+        m,
+        d,
+    };
+    let At {
+        start,
+        adm,
+        ftk,
+        end,
+    } = at;
+    let (pep, ppool) = plan.route_priced(session);
+    let disagg = plan.spec.topology.is_disagg();
+    let pfin = if disagg { ftk + MS } else { end };
+    items.push(ev(start, pep, ppool, Moment::Arrive, *priced));
+    items.push(ev(adm, pep, ppool, Moment::Adm, *priced));
+    items.push(ev(ftk, pep, ppool, Moment::Ftk, *priced));
+    let mut pf = *priced;
+    if disagg {
+        pf.gen = 1;
+        pf.e2e_us = ((pfin - start) / 1000) as u32;
+    }
+    items.push(ev(pfin, pep, ppool, Moment::Fin, pf));
+    if disagg {
+        let (dep, dpool) = plan.route_decode(session);
+        let d = decode_delta(plan, base, local);
+        let mut dfin = d;
+        if d.prompt == 0 {
+            // ATOM @ffdf3bb5: no prefix-cache accounting, but `prompt_tokens` at completion.
+            dfin.prompt = base.prompt;
+        }
+        let dadm = ftk + 3 * MS;
+        items.push(ev(dadm, dep, dpool, Moment::Arrive, d));
+        items.push(ev(dadm, dep, dpool, Moment::Adm, d));
+        items.push(ev(dadm, dep, dpool, Moment::Ftk, d));
+        items.push(ev(end, dep, dpool, Moment::Fin, dfin));
+    }
+    if let Some(fe) = plan.frontend {
+        items.push(ev(start, fe, 0, Moment::Arrive, *base));
+        items.push(ev(start + MS, fe, 0, Moment::Adm, *base));
+        items.push(ev(ftk, fe, 0, Moment::Ftk, *base));
+        items.push(ev(end, fe, 0, Moment::Fin, *base));
     }
 }
 

@@ -134,6 +134,29 @@ pub fn main(mut argv: impl Iterator<Item = String>) -> Result<(), Failure> {
                 }
             }
             "--no-jsonl" => spec.jsonl = false,
+            "--exports" => {
+                // The server-metrics files to write: json, csv, jsonl (any non-empty subset).
+                let v = value("--exports")?;
+                let (mut json, mut csv, mut jsonl) = (false, false, false);
+                for e in v.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+                    match e {
+                        "json" => json = true,
+                        "csv" => csv = true,
+                        "jsonl" => jsonl = true,
+                        _ => {
+                            return Err(usage(format!(
+                                "--exports: unknown export {e} (json, csv, jsonl)"
+                            )))
+                        }
+                    }
+                }
+                if !(json || csv || jsonl) {
+                    return Err(usage(
+                        "--exports: name at least one of json, csv, jsonl".into(),
+                    ));
+                }
+                (spec.json, spec.csv, spec.jsonl) = (json, csv, jsonl);
+            }
             "--target-bytes" => {
                 let v = value("--target-bytes")?;
                 spec.target_bytes = Some(parse_bytes(&v).ok_or_else(|| {

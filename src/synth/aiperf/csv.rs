@@ -5,10 +5,11 @@
 //! heuristic: a simplification).
 
 use super::json::CsvRow;
-use super::{rel, Out, Sink};
 use crate::model::MetricType;
 use crate::synth::fmt::csv_cell;
+use crate::synth::out::{rel, Out, Sink};
 use crate::synth::plan::Plan;
+use crate::synth::spec::Schema;
 use std::io::{self, Write};
 
 use crate::read::server_csv::{
@@ -26,7 +27,7 @@ pub fn write(plan: &Plan, sink: &Sink, rows: &[CsvRow]) -> io::Result<(String, u
     write!(
         out,
         "# AIPerf Server Metrics Export (CSV)\n# aiperf_version: {}\n# schema_version: 1.0\n# benchmark_id: {}\n# Note: Same benchmark_id and version appear in JSON and Parquet exports\n#\n",
-        if plan.spec.schema == crate::synth::Schema::V1_1 { "0.12.0" } else { "0.7.0" },
+        if plan.spec.schema == Schema::V1_1 { "0.12.0" } else { "0.7.0" },
         plan.benchmark_id
     )?;
     let mut first = true;

@@ -14,13 +14,16 @@
 //! linear within buckets (not AIPerf's polynomial estimator).
 
 use super::jsonl::Pass1;
-use super::{rel, Out, Sink};
+use super::Shown;
 use crate::model::MetricType;
-use crate::synth::engines::Src;
+use crate::synth::engines::priced_families;
+use crate::synth::faults::Fault;
 use crate::synth::fmt::{f4, iso_local, jstr, py_dict_str, Pretty};
+use crate::synth::out::{rel, Out, Sink};
 use crate::synth::plan::Plan;
 use crate::synth::scrape::{Step, Val, Walker};
-use crate::synth::{Schema, SynthError};
+use crate::synth::series::Src;
+use crate::synth::spec::{Schema, SynthError};
 use std::io::{self, Write};
 
 /// One CSV row (profiling stats), gathered while the JSON is written.
@@ -381,20 +384,104 @@ fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
+/// The family the duplicate-family faults write twice: the first priced family in export
+/// order with a scraped series, else the first family with one.
+fn duplicate_target(plan: &Plan) -> Option<usize> {
+    let s = &plan.spec;
+    if !(s.has(Fault::DuplicateFamily) || s.has(Fault::DuplicateFamilyConflict)) {
+        return None;
+    }
+    let scraped = |fi: usize| {
+        plan.series
+            .iter()
+            .any(|x| x.fam == fi && plan.endpoints[x.ep].scraped)
+    };
+    let priced = priced_families(s.engine);
+    let order = &plan.family_order;
+    order
+        .iter()
+        .copied()
+        .find(|&fi| scraped(fi) && priced.contains(&plan.families[fi].name.as_str()))
+        .or_else(|| order.iter().copied().find(|&fi| scraped(fi)))
+}
+
+/// Change the first stat of the first series (the conflicting duplicate's content).
+fn bump_first(series: &mut [(usize, SeriesOut)]) {
+    if let Some((_, o)) = series.first_mut() {
+        if let Some((_, Some(v))) = o.stats.iter_mut().find(|(_, v)| v.is_some()) {
+            *v += 1000.0;
+        }
+    }
+}
+
+/// Write the JSON export (to `sink`, or only counted when the spec writes no JSON: the CSV
+/// rows are still gathered here). Returns the CSV rows and what the faults made visible.
 pub fn write(
     plan: &Plan,
     sink: &Sink,
     p1: &Pass1,
     files: &mut Vec<(String, u64)>,
-) -> Result<Vec<CsvRow>, SynthError> {
+) -> Result<(Vec<CsvRow>, Shown), SynthError> {
+    let mut shown = Shown::default();
+    let dup_target = duplicate_target(plan);
+    let sink = if plan.spec.json { sink } else { &Sink::Count };
     let out = Out::open(sink, &rel("server_metrics_export.json"))?;
     let mut p = Pretty::new(out);
-    let t = &plan.times;
     let v11 = plan.spec.schema == Schema::V1_1;
     p.obj()?;
     p.kv_str("schema_version", if v11 { "1.1" } else { "1.0" })?;
     p.kv_str("aiperf_version", if v11 { "0.12.0" } else { "0.7.0" })?;
     p.kv_str("benchmark_id", &plan.benchmark_id)?;
+    write_summary(&mut p, plan, p1)?;
+    if v11 {
+        p.kv_str("metrics_phase", "profiling")?;
+    }
+    p.key("metrics")?;
+    p.obj()?;
+    let mut warm = Pretty::nested(Vec::<u8>::new(), 2);
+    let mut warm_any = false;
+    warm.mark_items();
+    let mut rows = Vec::new();
+    for &fi in &plan.family_order {
+        let (mut prof_series, warm_series) = family_outputs(plan, p1, fi, &mut rows, &mut shown);
+        if !prof_series.is_empty() {
+            write_family(&mut p, plan, fi, &prof_series, v11)?;
+            if dup_target == Some(fi) {
+                if plan.spec.has(Fault::DuplicateFamilyConflict) {
+                    bump_first(&mut prof_series);
+                }
+                write_family(&mut p, plan, fi, &prof_series, v11)?;
+                shown.duplicate_family = true;
+            }
+        }
+        if !warm_series.is_empty() {
+            warm_any = true;
+            write_family(&mut warm, plan, fi, &warm_series, v11)?;
+        }
+    }
+    p.end_obj()?;
+    if v11 && warm_any {
+        p.key("warmup_metrics")?;
+        p.obj()?;
+        // Splice the buffered warmup families (written at the same depth).
+        let buf = std::mem::take(&mut warm.w);
+        let text = String::from_utf8_lossy(&buf);
+        p.w.write_all(text.trim_start_matches(',').as_bytes())?;
+        p.mark_items();
+        p.end_obj()?;
+    }
+    write_input_config(&mut p, plan)?;
+    p.end_obj()?;
+    let written = p.w.finish()?;
+    if plan.spec.json {
+        files.push(written);
+    }
+    Ok((rows, shown))
+}
+
+/// The `summary` object: endpoints, their fetch statistics, the 1.1 phase ranges.
+fn write_summary<W: Write>(p: &mut Pretty<W>, plan: &Plan, p1: &Pass1) -> io::Result<()> {
+    let t = &plan.times;
     p.key("summary")?;
     p.obj()?;
     p.key("endpoints_configured")?;
@@ -411,6 +498,28 @@ pub fn write(
     p.end_arr()?;
     p.kv_str("start_time", &iso_local(t.p0))?;
     p.kv_str("end_time", &iso_local(t.p1))?;
+    write_endpoint_info(p, plan, p1)?;
+    if plan.spec.schema == Schema::V1_1 {
+        p.key("phase_time_ranges")?;
+        p.obj()?;
+        p.key("profiling")?;
+        p.obj()?;
+        p.kv_raw("start_ns", &t.p0.to_string())?;
+        p.kv_raw("end_ns", &t.p1.to_string())?;
+        p.end_obj()?;
+        if t.p0 > t.w0 + 1 && plan.spec.warmup_per_lane > 0 {
+            p.key("warmup")?;
+            p.obj()?;
+            p.kv_raw("start_ns", &t.w0.to_string())?;
+            p.kv_raw("end_ns", &(t.p0 - 1).to_string())?;
+            p.end_obj()?;
+        }
+        p.end_obj()?;
+    }
+    p.end_obj()
+}
+
+fn write_endpoint_info<W: Write>(p: &mut Pretty<W>, plan: &Plan, p1: &Pass1) -> io::Result<()> {
     p.key("endpoint_info")?;
     p.obj()?;
     let mut urls: Vec<usize> = (0..plan.endpoints.len())
@@ -446,162 +555,10 @@ pub fn write(
         }
         p.end_obj()?;
     }
-    p.end_obj()?;
-    if v11 {
-        p.key("phase_time_ranges")?;
-        p.obj()?;
-        p.key("profiling")?;
-        p.obj()?;
-        p.kv_raw("start_ns", &t.p0.to_string())?;
-        p.kv_raw("end_ns", &t.p1.to_string())?;
-        p.end_obj()?;
-        if t.p0 > t.w0 + 1 && plan.spec.warmup_per_lane > 0 {
-            p.key("warmup")?;
-            p.obj()?;
-            p.kv_raw("start_ns", &t.w0.to_string())?;
-            p.kv_raw("end_ns", &(t.p0 - 1).to_string())?;
-            p.end_obj()?;
-        }
-        p.end_obj()?;
-    }
-    p.end_obj()?;
-    if v11 {
-        p.kv_str("metrics_phase", "profiling")?;
-    }
-    p.key("metrics")?;
-    p.obj()?;
-    let mut warm = Pretty::nested(Vec::<u8>::new(), 2);
-    let mut warm_any = false;
-    warm.mark_items();
-    let mut rows = Vec::new();
-    let slice = (plan.spec.slice_s * 1e9) as u64;
-    for &fi in &plan.family_order {
-        let fam = &plan.families[fi];
-        let mut sids: Vec<usize> = (0..plan.series.len())
-            .filter(|&s| plan.series[s].fam == fi && plan.endpoints[plan.series[s].ep].scraped)
-            .collect();
-        if sids.is_empty() {
-            continue;
-        }
-        sids.sort_by(|a, b| {
-            let (x, y) = (&plan.series[*a], &plan.series[*b]);
-            (&plan.endpoints[x.ep].url, py_dict_str(&x.labels))
-                .cmp(&(&plan.endpoints[y.ep].url, py_dict_str(&y.labels)))
-        });
-        let mut eps: Vec<usize> = sids.iter().map(|s| plan.series[*s].ep).collect();
-        eps.sort_unstable();
-        eps.dedup();
-        let mut samples: Vec<Samples> = sids
-            .iter()
-            .map(|s| match plan.series[*s].src {
-                Src::Hist(k) => Samples::H {
-                    t: vec![],
-                    count: vec![],
-                    sum: vec![],
-                    cum: vec![],
-                    nb: k.bounds().len() + 1,
-                },
-                _ => Samples::S(Vec::new()),
-            })
-            .collect();
-        let mut w = Walker::new(plan, &eps, false, vec![]);
-        while let Some(step) = w.next() {
-            if let Step::Scrape { ep, t: ts, idx } = step {
-                for (j, &sid) in sids.iter().enumerate() {
-                    let s = &plan.series[sid];
-                    if s.ep != ep {
-                        continue;
-                    }
-                    match (w.eval(sid, s, idx), &mut samples[j]) {
-                        (Val::S(x), Samples::S(v)) => v.push((ts, x)),
-                        (
-                            Val::H { cum: c, sum, count },
-                            Samples::H {
-                                t,
-                                count: cn,
-                                sum: sm,
-                                cum,
-                                ..
-                            },
-                        ) => {
-                            t.push(ts);
-                            cn.push(count);
-                            sm.push(sum);
-                            cum.extend_from_slice(&c);
-                        }
-                        _ => {}
-                    }
-                }
-            }
-        }
-        let mut prof_series = Vec::new();
-        let mut warm_series = Vec::new();
-        for (j, &sid) in sids.iter().enumerate() {
-            let s = &plan.series[sid];
-            let ep = s.ep;
-            let we = t.p1.max(p1.info[ep].last_update);
-            let wp = Window {
-                ws: t.p0,
-                we,
-                slice,
-                schema: plan.spec.schema,
-                native: v11,
-            };
-            let ww = Window {
-                ws: t.w0,
-                we: t.p0 - 1,
-                slice,
-                schema: plan.spec.schema,
-                native: v11,
-            };
-            let run = |win: &Window| -> Option<SeriesOut> {
-                match (&samples[j], fam.mtype) {
-                    (Samples::S(v), MetricType::Counter) => counter_out(v, win),
-                    (Samples::S(v), _) => gauge_out(v, win),
-                    (
-                        Samples::H {
-                            t,
-                            count,
-                            sum,
-                            cum,
-                            nb,
-                        },
-                        _,
-                    ) => {
-                        let Src::Hist(k) = s.src else { return None };
-                        hist_out(t, count, sum, cum, *nb, &k.le_strings(), k.bounds(), win)
-                    }
-                }
-            };
-            if let Some(o) = run(&wp) {
-                rows.push(csv_row(plan, sid, &o));
-                prof_series.push((sid, o));
-            }
-            if v11 && plan.spec.warmup_per_lane > 0 {
-                if let Some(o) = run(&ww) {
-                    warm_series.push((sid, o));
-                }
-            }
-        }
-        if !prof_series.is_empty() {
-            write_family(&mut p, plan, fi, &prof_series, v11)?;
-        }
-        if !warm_series.is_empty() {
-            warm_any = true;
-            write_family(&mut warm, plan, fi, &warm_series, v11)?;
-        }
-    }
-    p.end_obj()?;
-    if v11 && warm_any {
-        p.key("warmup_metrics")?;
-        p.obj()?;
-        // Splice the buffered warmup families (written at the same depth).
-        let buf = std::mem::take(&mut warm.w);
-        let text = String::from_utf8_lossy(&buf);
-        p.w.write_all(text.trim_start_matches(',').as_bytes())?;
-        p.mark_items();
-        p.end_obj()?;
-    }
+    p.end_obj()
+}
+
+fn write_input_config<W: Write>(p: &mut Pretty<W>, plan: &Plan) -> io::Result<()> {
     p.key("input_config")?;
     p.obj()?;
     p.key("endpoint")?;
@@ -619,10 +576,133 @@ pub fn write(
     }
     p.end_arr()?;
     p.kv_f("slice_duration", plan.spec.slice_s)?;
-    p.end_obj()?;
-    p.end_obj()?;
-    files.push(p.w.finish()?);
-    Ok(rows)
+    p.end_obj()
+}
+
+/// The scraped series of family `fi` in export order (endpoint, then Python `str(labels)`)
+/// and their samples, from a walk of the run as the exporter sees it.
+fn family_samples(plan: &Plan, fi: usize) -> (Vec<usize>, Vec<Samples>) {
+    let mut sids: Vec<usize> = (0..plan.series.len())
+        .filter(|&s| plan.series[s].fam == fi && plan.endpoints[plan.series[s].ep].scraped)
+        .collect();
+    if sids.is_empty() {
+        return (sids, Vec::new());
+    }
+    sids.sort_by(|a, b| {
+        let (x, y) = (&plan.series[*a], &plan.series[*b]);
+        (&plan.endpoints[x.ep].url, py_dict_str(&x.labels))
+            .cmp(&(&plan.endpoints[y.ep].url, py_dict_str(&y.labels)))
+    });
+    let mut eps: Vec<usize> = sids.iter().map(|s| plan.series[*s].ep).collect();
+    eps.sort_unstable();
+    eps.dedup();
+    let mut samples: Vec<Samples> = sids
+        .iter()
+        .map(|s| match plan.series[*s].src {
+            Src::Hist(k) => Samples::H {
+                t: vec![],
+                count: vec![],
+                sum: vec![],
+                cum: vec![],
+                nb: k.bounds().len() + 1,
+            },
+            _ => Samples::S(Vec::new()),
+        })
+        .collect();
+    let mut w = Walker::new(plan, &eps, false, vec![]);
+    w.export_view = true;
+    while let Some(step) = w.next() {
+        let Step::Scrape { ep, t: ts, idx } = step else {
+            continue;
+        };
+        for (j, &sid) in sids.iter().enumerate() {
+            let s = &plan.series[sid];
+            if s.ep != ep {
+                continue;
+            }
+            match (w.eval(sid, s, idx), &mut samples[j]) {
+                (Val::S(x), Samples::S(v)) => v.push((ts, x)),
+                (
+                    Val::H { cum: c, sum, count },
+                    Samples::H {
+                        t,
+                        count: cn,
+                        sum: sm,
+                        cum,
+                        ..
+                    },
+                ) => {
+                    t.push(ts);
+                    cn.push(count);
+                    sm.push(sum);
+                    cum.extend_from_slice(&c);
+                }
+                _ => {}
+            }
+        }
+    }
+    (sids, samples)
+}
+
+/// The profiling and (1.1) warmup outputs of family `fi`'s series; the profiling ones also
+/// become CSV rows.
+fn family_outputs(
+    plan: &Plan,
+    p1: &Pass1,
+    fi: usize,
+    rows: &mut Vec<CsvRow>,
+    shown: &mut Shown,
+) -> (Vec<(usize, SeriesOut)>, Vec<(usize, SeriesOut)>) {
+    let fam = &plan.families[fi];
+    let t = &plan.times;
+    let v11 = plan.spec.schema == Schema::V1_1;
+    let slice = (plan.spec.slice_s * 1e9) as u64;
+    let (sids, samples) = family_samples(plan, fi);
+    let mut prof_series = Vec::new();
+    let mut warm_series = Vec::new();
+    for (j, &sid) in sids.iter().enumerate() {
+        let s = &plan.series[sid];
+        let win = |ws: u64, we: u64| Window {
+            ws,
+            we,
+            slice,
+            schema: plan.spec.schema,
+            native: v11,
+        };
+        let wp = win(t.p0, t.p1.max(p1.info[s.ep].last_update));
+        let ww = win(t.w0, t.p0 - 1);
+        let run = |win: &Window| -> Option<SeriesOut> {
+            match (&samples[j], fam.mtype) {
+                (Samples::S(v), MetricType::Counter) => counter_out(v, win),
+                (Samples::S(v), _) => gauge_out(v, win),
+                (
+                    Samples::H {
+                        t,
+                        count,
+                        sum,
+                        cum,
+                        nb,
+                    },
+                    _,
+                ) => {
+                    let Src::Hist(k) = s.src else { return None };
+                    hist_out(t, count, sum, cum, *nb, &k.le_strings(), k.bounds(), win)
+                }
+            }
+        };
+        if let Some(o) = run(&wp) {
+            let (row, halved) = csv_row(plan, sid, &o);
+            shown.csv_disagrees |= halved;
+            rows.push(row);
+            prof_series.push((sid, o));
+        }
+        if v11 && plan.spec.warmup_per_lane > 0 {
+            if let Some(o) = run(&ww) {
+                warm_series.push((sid, o));
+            }
+        }
+    }
+    (prof_series, warm_series)
 }
 
 fn write_family<W: Write>(
@@ -710,13 +790,27 @@ fn write_family<W: Write>(
     p.end_obj()
 }
 
-fn csv_row(plan: &Plan, sid: usize, o: &SeriesOut) -> CsvRow {
+/// One CSV row; `true` when the csv-json-disagree fault halved a non-zero priced total.
+fn csv_row(plan: &Plan, sid: usize, o: &SeriesOut) -> (CsvRow, bool) {
     let s = &plan.series[sid];
     let fam = &plan.families[s.fam];
+    let halve = plan.spec.has(Fault::CsvJsonDisagree)
+        && plan.priced.first() == Some(&s.ep)
+        && fam.mtype == MetricType::Counter
+        && priced_families(plan.spec.engine).contains(&fam.name.as_str());
+    let mut halved = false;
     let mut stats: Vec<(&'static str, String)> = Vec::new();
     for (k, v) in o.stats.iter().chain(o.csv_extra.iter()) {
         let cell = match v {
             Some(x) if o.int_fields.contains(k) => (*x as u64).to_string(),
+            Some(x) if halve && matches!(*k, "total" | "rate") => {
+                halved |= *k == "total" && *x >= 2.0;
+                f4(if *k == "total" {
+                    (*x / 2.0).floor()
+                } else {
+                    *x / 2.0
+                })
+            }
             Some(x) => f4(*x),
             None => String::new(),
         };
@@ -732,7 +826,7 @@ fn csv_row(plan: &Plan, sid: usize, o: &SeriesOut) -> CsvRow {
                 .join(";")
         })
         .unwrap_or_default();
-    CsvRow {
+    let row = CsvRow {
         mtype: fam.mtype,
         info: fam.info,
         display: plan.endpoints[s.ep].display.clone(),
@@ -742,5 +836,6 @@ fn csv_row(plan: &Plan, sid: usize, o: &SeriesOut) -> CsvRow {
         labels: s.labels.clone(),
         desc: fam.desc.clone(),
         buckets,
-    }
+    };
+    (row, halved)
 }

@@ -5,14 +5,16 @@
 //! fetch statistics, per-phase request aggregates, true counters at the phase boundaries
 //! (probes) and the priced counters' values around the window edges (evidence bounds).
 
-use super::{rel, Out, Sink};
-use crate::synth::engines::{Field, Src};
+use crate::synth::engines::{price_moment, priced_families};
+use crate::synth::faults::Fault;
 use crate::synth::fmt::{jstr, py_float};
+use crate::synth::out::{rel, Out, Sink};
 use crate::synth::plan::Plan;
 use crate::synth::rng::{hash, Rng};
 use crate::synth::scrape::{Cum, Step, Val, Walker};
-use crate::synth::workload::{Moment, Phase, ReqRecord};
-use crate::synth::{Engine, Schema, SynthError};
+use crate::synth::series::{Field, Moment, SeriesDef, Src};
+use crate::synth::spec::{Schema, SynthError};
+use crate::synth::workload::{Phase, ReqRecord};
 use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 
@@ -72,15 +74,8 @@ pub struct Pass1 {
     pub edges: Vec<Edges>,
     /// Whether any counter decreased between two scrapes of an endpoint (reset seen).
     pub decreased: Vec<bool>,
-}
-
-/// The moment at which an engine counts the priced prompt and hit counters.
-pub fn price_moment(e: Engine) -> Moment {
-    match e {
-        Engine::Vllm | Engine::Dynamo => Moment::Ftk,
-        Engine::Sglang | Engine::Trtllm => Moment::Fin,
-        Engine::Atom => Moment::Adm,
-    }
+    /// The duplicate-timestamp fault's second sample was written.
+    pub duplicate_timestamp: bool,
 }
 
 pub fn labels_json(labels: &[(String, String)]) -> String {
@@ -115,18 +110,7 @@ pub fn pass1(
         None
     };
     let mut pj = Out::open(sink, &rel("profile_export.jsonl"))?;
-    // Per endpoint: (family, series ids) in series order, `_info` removed.
-    let mut groups: Vec<Vec<(usize, Vec<usize>)>> = vec![Vec::new(); n_ep];
-    for (sid, s) in plan.series.iter().enumerate() {
-        if plan.families[s.fam].info {
-            continue;
-        }
-        let g = &mut groups[s.ep];
-        match g.iter_mut().find(|(f, _)| *f == s.fam) {
-            Some((_, v)) => v.push(sid),
-            None => g.push((s.fam, vec![sid])),
-        }
-    }
+    let groups = groups_of(plan);
     let mut info = vec![EpInfo::default(); n_ep];
     let mut edges = vec![Edges::default(); n_ep];
     let mut decreased = vec![false; n_ep];
@@ -134,8 +118,7 @@ pub fn pass1(
     let mut probe_out: Vec<Vec<[Cum; 3]>> = Vec::new();
     let (mut prof, mut warm) = (PhaseAgg::default(), PhaseAgg::default());
     let pm = price_moment(plan.spec.engine);
-    let slice_ns = (plan.spec.slice_s * 1e9) as u64;
-    let mut line = String::with_capacity(1 << 14);
+    let mut dup_ts = DupTs::default();
     let mut session_nums: BTreeMap<u64, u64> = BTreeMap::new();
     while let Some(step) = w.next() {
         match step {
@@ -173,64 +156,7 @@ pub fn pass1(
                     .find(|s| s.ep == ep)
                     .map(|s| s.latency_ns(idx))
                     .unwrap_or(3_000_000);
-                line.clear();
-                let mut ctr_vals = Vec::new();
-                line.push('{');
-                let mut first_f = true;
-                for (fam, sids) in &groups[ep] {
-                    let mut samples = String::new();
-                    for &sid in sids {
-                        let s = &plan.series[sid];
-                        let v = w.eval(sid, s, idx);
-                        if matches!(s.src, Src::Ctr(..) | Src::Scaled(..)) {
-                            if let Val::S(x) = v {
-                                ctr_vals.push(x);
-                            }
-                        }
-                        let lab = if s.labels.is_empty() {
-                            String::new()
-                        } else {
-                            format!("\"labels\":{},", labels_json(&s.labels))
-                        };
-                        let body = match v {
-                            Val::Absent => continue,
-                            Val::S(x) => format!("{{{lab}\"value\":{}}}", jf(x)),
-                            Val::H { cum, sum, count } => {
-                                let les = match s.src {
-                                    Src::Hist(k) => k.le_strings(),
-                                    _ => Vec::new(),
-                                };
-                                let b: Vec<String> = les
-                                    .iter()
-                                    .zip(&cum)
-                                    .map(|(le, c)| format!("{}:{}", jstr(le), py_float(*c as f64)))
-                                    .collect();
-                                format!(
-                                    "{{{lab}\"buckets\":{{{}}},\"sum\":{},\"count\":{}}}",
-                                    b.join(","),
-                                    jf(sum),
-                                    py_float(count as f64)
-                                )
-                            }
-                        };
-                        if !samples.is_empty() {
-                            samples.push(',');
-                        }
-                        samples.push_str(&body);
-                    }
-                    if samples.is_empty() {
-                        continue;
-                    }
-                    if !first_f {
-                        line.push(',');
-                    }
-                    first_f = false;
-                    line.push_str(&jstr(&plan.families[*fam].name));
-                    line.push_str(":[");
-                    line.push_str(&samples);
-                    line.push(']');
-                }
-                line.push('}');
+                let (line, ctr_vals) = metrics_line(plan, &w, &groups[ep], idx, None);
                 // Counter decreases (a restart) between consecutive scrapes.
                 if !last_ctr[ep].is_empty()
                     && last_ctr[ep].len() == ctr_vals.len()
@@ -239,81 +165,27 @@ pub fn pass1(
                     decreased[ep] = true;
                 }
                 last_ctr[ep] = ctr_vals;
-                let h = hash(&[hash_str(&line)]);
-                let inf = &mut info[ep];
-                if inf.fetches == 0 {
-                    inf.first_fetch = ts;
-                }
-                inf.fetches += 1;
-                inf.last_fetch = ts;
-                inf.lat_sum += lat;
-                let dup = inf.updates > 0 && inf.last_hash == h;
+                let dup = info[ep].fetched(ts, lat, hash(&[hash_str(&line)]));
                 // The native 1.1 runner's forced phase-boundary snapshots are written even
                 // when their body repeats the previous scrape: they are the phase evidence.
                 let forced = plan.spec.schema == Schema::V1_1 && (ts == t.p0 || ts == t.p1);
-                if !dup {
-                    if inf.updates == 0 {
-                        inf.first_update = ts;
-                    } else {
-                        inf.intervals.push(ts - inf.last_update);
-                    }
-                    inf.updates += 1;
-                    inf.last_update = ts;
-                    inf.last_hash = h;
-                }
                 if !dup || forced {
                     if let Some(out) = jl.as_mut() {
-                        let phase = if plan.spec.schema == Schema::V1_1 {
-                            let p = if ts < t.w0 {
-                                "null"
-                            } else if ts < t.p0 {
-                                "\"warmup\""
-                            } else {
-                                "\"profiling\""
-                            };
-                            format!(",\"benchmark_phase\":{p}")
-                        } else {
-                            String::new()
-                        };
-                        writeln!(
-                            out,
-                            "{{\"endpoint_url\":{},\"timestamp_ns\":{},\"metrics\":{},\"endpoint_latency_ns\":{},\"request_sent_ns\":{},\"first_byte_ns\":{}{}}}",
-                            jstr(&plan.endpoints[ep].url),
-                            ts,
-                            line,
-                            lat,
-                            ts - lat,
-                            ts,
-                            phase
-                        )?;
+                        // The altered copy first: in file order too, no value decreases.
+                        if dup_ts.due(plan, ep, ts) {
+                            if let Some(alt) = dup_ts.pick(plan, &w, &groups[ep], idx) {
+                                let (l2, _) = metrics_line(plan, &w, &groups[ep], idx, Some(alt));
+                                write_scrape(plan, out, ep, ts, &l2, lat)?;
+                                dup_ts.written = true;
+                            }
+                        }
+                        write_scrape(plan, out, ep, ts, &line, lat)?;
+                        dup_ts.remember(plan, &w, &groups[ep], ep, idx);
                     }
                 }
                 if plan.priced.contains(&ep) {
                     let c = w.exported(ep, None, pm);
-                    let v = (ts, c.prompt, c.hits());
-                    let e = &mut edges[ep];
-                    if !dup || forced {
-                        e.recorded.push(v);
-                    }
-                    if ts <= t.p0 {
-                        e.le_p0 = Some(v);
-                    }
-                    if ts >= t.p0 && e.ge_p0.is_none() {
-                        e.ge_p0 = Some(v);
-                    }
-                    if ts <= t.p0 + slice_ns {
-                        e.le_p0s = Some(v);
-                    }
-                    if ts <= t.p1 {
-                        e.le_p1 = Some(v);
-                    }
-                    if ts >= t.p1 && e.ge_p1.is_none() {
-                        e.ge_p1 = Some(v);
-                    }
-                    e.ring.push_back(v);
-                    if e.ring.len() > 512 {
-                        e.ring.pop_front();
-                    }
+                    edges[ep].observe(plan, (ts, c.prompt, c.hits()), !dup || forced);
                 }
             }
         }
@@ -330,7 +202,250 @@ pub fn pass1(
         probes: probe_out,
         edges,
         decreased,
+        duplicate_timestamp: dup_ts.written,
     })
+}
+
+/// Per endpoint: (family, series ids) in series order.
+type Groups = [(usize, Vec<usize>)];
+
+/// The JSONL's families per endpoint, in series order, `_info` families removed.
+fn groups_of(plan: &Plan) -> Vec<Vec<(usize, Vec<usize>)>> {
+    let mut groups: Vec<Vec<(usize, Vec<usize>)>> = vec![Vec::new(); plan.endpoints.len()];
+    for (sid, s) in plan.series.iter().enumerate() {
+        if plan.families[s.fam].info {
+            continue;
+        }
+        let g = &mut groups[s.ep];
+        match g.iter_mut().find(|(f, _)| *f == s.fam) {
+            Some((_, v)) => v.push(sid),
+            None => g.push((s.fam, vec![sid])),
+        }
+    }
+    groups
+}
+
+impl EpInfo {
+    /// Count one fetch of body hash `h`; `true` when it repeats the previous update (AIPerf
+    /// counts it in `total_fetches` but not as an update, and keeps it out of the JSONL).
+    fn fetched(&mut self, ts: u64, lat: u64, h: u64) -> bool {
+        if self.fetches == 0 {
+            self.first_fetch = ts;
+        }
+        self.fetches += 1;
+        self.last_fetch = ts;
+        self.lat_sum += lat;
+        let dup = self.updates > 0 && self.last_hash == h;
+        if !dup {
+            if self.updates == 0 {
+                self.first_update = ts;
+            } else {
+                self.intervals.push(ts - self.last_update);
+            }
+            self.updates += 1;
+            self.last_update = ts;
+            self.last_hash = h;
+        }
+        dup
+    }
+}
+
+impl Edges {
+    /// One scrape's `(time, prompt, hits)` of a priced endpoint; `written`: in the JSONL.
+    fn observe(&mut self, plan: &Plan, v: (u64, u64, u64), written: bool) {
+        let t = &plan.times;
+        let ts = v.0;
+        let slice_ns = (plan.spec.slice_s * 1e9) as u64;
+        if written {
+            self.recorded.push(v);
+        }
+        if ts <= t.p0 {
+            self.le_p0 = Some(v);
+        }
+        if ts >= t.p0 && self.ge_p0.is_none() {
+            self.ge_p0 = Some(v);
+        }
+        if ts <= t.p0 + slice_ns {
+            self.le_p0s = Some(v);
+        }
+        if ts <= t.p1 {
+            self.le_p1 = Some(v);
+        }
+        if ts >= t.p1 && self.ge_p1.is_none() {
+            self.ge_p1 = Some(v);
+        }
+        self.ring.push_back(v);
+        if self.ring.len() > 512 {
+            self.ring.pop_front();
+        }
+    }
+}
+
+/// The `metrics` object of one scrape (compact orjson) and its counter values in series
+/// order; `alt` replaces one series' value (the duplicate-timestamp fault's copy).
+fn metrics_line(
+    plan: &Plan,
+    w: &Walker,
+    groups: &Groups,
+    idx: u32,
+    alt: Option<(usize, f64)>,
+) -> (String, Vec<f64>) {
+    let mut line = String::with_capacity(1 << 12);
+    let mut ctr_vals = Vec::new();
+    line.push('{');
+    let mut first_f = true;
+    for (fam, sids) in groups {
+        let mut samples = String::new();
+        for &sid in sids {
+            let s = &plan.series[sid];
+            let v = match alt {
+                Some((a, x)) if a == sid => Val::S(x),
+                _ => w.eval(sid, s, idx),
+            };
+            if matches!(s.src, Src::Ctr(..) | Src::Scaled(..)) {
+                if let Val::S(x) = v {
+                    ctr_vals.push(x);
+                }
+            }
+            let Some(body) = sample_json(s, &v) else {
+                continue;
+            };
+            if !samples.is_empty() {
+                samples.push(',');
+            }
+            samples.push_str(&body);
+        }
+        if samples.is_empty() {
+            continue;
+        }
+        if !first_f {
+            line.push(',');
+        }
+        first_f = false;
+        line.push_str(&jstr(&plan.families[*fam].name));
+        line.push_str(":[");
+        line.push_str(&samples);
+        line.push(']');
+    }
+    line.push('}');
+    (line, ctr_vals)
+}
+
+/// One sample's JSON object, `None` for a series not (yet) exported.
+fn sample_json(s: &SeriesDef, v: &Val) -> Option<String> {
+    let lab = if s.labels.is_empty() {
+        String::new()
+    } else {
+        format!("\"labels\":{},", labels_json(&s.labels))
+    };
+    Some(match v {
+        Val::Absent => return None,
+        Val::S(x) => format!("{{{lab}\"value\":{}}}", jf(*x)),
+        Val::H { cum, sum, count } => {
+            let les = match s.src {
+                Src::Hist(k) => k.le_strings(),
+                _ => Vec::new(),
+            };
+            let b: Vec<String> = les
+                .iter()
+                .zip(cum)
+                .map(|(le, c)| format!("{}:{}", jstr(le), py_float(*c as f64)))
+                .collect();
+            format!(
+                "{{{lab}\"buckets\":{{{}}},\"sum\":{},\"count\":{}}}",
+                b.join(","),
+                jf(*sum),
+                py_float(*count as f64)
+            )
+        }
+    })
+}
+
+/// One JSONL line: a scrape of endpoint `ep` at `ts`.
+fn write_scrape(
+    plan: &Plan,
+    out: &mut Out,
+    ep: usize,
+    ts: u64,
+    line: &str,
+    lat: u64,
+) -> std::io::Result<()> {
+    let t = &plan.times;
+    let phase = if plan.spec.schema == Schema::V1_1 {
+        let p = if ts < t.w0 {
+            "null"
+        } else if ts < t.p0 {
+            "\"warmup\""
+        } else {
+            "\"profiling\""
+        };
+        format!(",\"benchmark_phase\":{p}")
+    } else {
+        String::new()
+    };
+    writeln!(
+        out,
+        "{{\"endpoint_url\":{},\"timestamp_ns\":{},\"metrics\":{},\"endpoint_latency_ns\":{},\"request_sent_ns\":{},\"first_byte_ns\":{}{}}}",
+        jstr(&plan.endpoints[ep].url),
+        ts,
+        line,
+        lat,
+        ts - lat,
+        ts,
+        phase
+    )
+}
+
+/// The duplicate-timestamp fault: after the window's midpoint, the first written scrape of
+/// the first priced endpoint in which a priced counter series rose by at least 2 since the
+/// previous written scrape is written again with that series halfway between the two values
+/// (so neither copy reads lower than its neighbours: no decrease, only a conflict).
+#[derive(Default)]
+struct DupTs {
+    /// Last written value of each priced counter series of the first priced endpoint.
+    last: BTreeMap<usize, f64>,
+    written: bool,
+}
+
+impl DupTs {
+    fn due(&self, plan: &Plan, ep: usize, ts: u64) -> bool {
+        let t = &plan.times;
+        plan.spec.has(Fault::DuplicateTimestamp)
+            && !self.written
+            && plan.priced.first() == Some(&ep)
+            && ts >= t.p0 + (t.p1 - t.p0) / 2
+            && ts <= t.p1
+    }
+
+    fn priced_counters<'a>(plan: &'a Plan, groups: &'a Groups) -> impl Iterator<Item = usize> + 'a {
+        let names = priced_families(plan.spec.engine);
+        groups
+            .iter()
+            .filter(move |(f, _)| names.contains(&plan.families[*f].name.as_str()))
+            .flat_map(|(_, sids)| sids.iter().copied())
+            .filter(move |&sid| matches!(plan.series[sid].src, Src::Ctr(..)))
+    }
+
+    fn pick(&self, plan: &Plan, w: &Walker, groups: &Groups, idx: u32) -> Option<(usize, f64)> {
+        Self::priced_counters(plan, groups).find_map(|sid| {
+            let Val::S(v) = w.eval(sid, &plan.series[sid], idx) else {
+                return None;
+            };
+            let prev = self.last.get(&sid).copied().unwrap_or(0.0);
+            (v - prev >= 2.0).then(|| (sid, prev + ((v - prev) / 2.0).floor()))
+        })
+    }
+
+    fn remember(&mut self, plan: &Plan, w: &Walker, groups: &Groups, ep: usize, idx: u32) {
+        if !plan.spec.has(Fault::DuplicateTimestamp) || plan.priced.first() != Some(&ep) {
+            return;
+        }
+        for sid in Self::priced_counters(plan, groups) {
+            if let Val::S(v) = w.eval(sid, &plan.series[sid], idx) {
+                self.last.insert(sid, v);
+            }
+        }
+    }
 }
 
 fn hash_str(s: &str) -> u64 {

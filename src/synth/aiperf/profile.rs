@@ -6,10 +6,10 @@
 //! percentiles (the only state that grows with the run).
 
 use super::jsonl::{Pass1, PhaseAgg};
-use super::{rel, Out, Sink};
-use crate::synth::fmt::{iso_local, Pretty};
+use crate::synth::fmt::{iso_local, jstr, py_float, Pretty};
+use crate::synth::out::{rel, Out, Sink};
 use crate::synth::plan::Plan;
-use crate::synth::Schema;
+use crate::synth::spec::Schema;
 use std::io;
 
 fn pct_block<W: io::Write>(p: &mut Pretty<W>, tag: &str, unit: &str, v: &[f64]) -> io::Result<()> {
@@ -65,16 +65,11 @@ fn metrics<W: io::Write>(p: &mut Pretty<W>, a: &PhaseAgg, full: bool) -> io::Res
             p,
             "request_throughput",
             "requests/sec",
-            &crate::synth::fmt::py_float(a.ok as f64 / dur),
+            &py_float(a.ok as f64 / dur),
         )?;
     }
     pct_block(p, "request_latency", "ms", &a.lat_ms)?;
-    scalar(
-        p,
-        "request_count",
-        "requests",
-        &crate::synth::fmt::py_float(a.ok as f64),
-    )?;
+    scalar(p, "request_count", "requests", &py_float(a.ok as f64))?;
     pct_block(p, "time_to_first_token", "ms", &a.ttft_ms)?;
     pct_block(p, "inter_token_latency", "ms", &a.itl_ms)?;
     if full && dur > 0.0 {
@@ -82,7 +77,7 @@ fn metrics<W: io::Write>(p: &mut Pretty<W>, a: &PhaseAgg, full: bool) -> io::Res
             p,
             "output_token_throughput",
             "tokens/sec",
-            &crate::synth::fmt::py_float(a.total_osl as f64 / dur),
+            &py_float(a.total_osl as f64 / dur),
         )?;
     }
     pct_block(p, "output_sequence_length", "tokens", &a.osl)?;
@@ -94,33 +89,18 @@ fn metrics<W: io::Write>(p: &mut Pretty<W>, a: &PhaseAgg, full: bool) -> io::Res
             p,
             "total_output_tokens",
             "tokens",
-            &crate::synth::fmt::py_float(a.total_osl as f64),
+            &py_float(a.total_osl as f64),
         )?;
-        scalar(
-            p,
-            "benchmark_duration",
-            "sec",
-            &crate::synth::fmt::py_float(dur),
-        )?;
-        scalar(
-            p,
-            "total_isl",
-            "tokens",
-            &crate::synth::fmt::py_float(a.client_prompt as f64),
-        )?;
-        scalar(
-            p,
-            "total_osl",
-            "tokens",
-            &crate::synth::fmt::py_float(a.total_osl as f64),
-        )?;
+        scalar(p, "benchmark_duration", "sec", &py_float(dur))?;
+        scalar(p, "total_isl", "tokens", &py_float(a.client_prompt as f64))?;
+        scalar(p, "total_osl", "tokens", &py_float(a.total_osl as f64))?;
     }
     if a.errors > 0 {
         scalar(
             p,
             "error_request_count",
             "requests",
-            &crate::synth::fmt::py_float(a.errors as f64),
+            &py_float(a.errors as f64),
         )?;
     }
     pct_block(p, "usage_prompt_tokens", "tokens", &a.isl)?;
@@ -129,7 +109,7 @@ fn metrics<W: io::Write>(p: &mut Pretty<W>, a: &PhaseAgg, full: bool) -> io::Res
             p,
             "total_usage_prompt_tokens",
             "tokens",
-            &crate::synth::fmt::py_float(a.client_prompt as f64),
+            &py_float(a.client_prompt as f64),
         )?;
         if a.theory_blocks > 0 {
             p.key("theoretical_prefix_cache_hit")?;
@@ -151,7 +131,7 @@ pub fn write_summary(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<(String
     p.obj()?;
     p.kv_str("schema_version", if v11 { "1.4" } else { "1.0" })?;
     p.kv_str("aiperf_version", if v11 { "0.12.0" } else { "0.7.0" })?;
-    p.kv_str("benchmark_id", &plan.benchmark_id)?;
+    p.kv_str("benchmark_id", &plan.summary_benchmark_id)?;
     metrics(&mut p, &p1.prof, true)?;
     p.key("input_config")?;
     p.obj()?;
@@ -159,7 +139,7 @@ pub fn write_summary(plan: &Plan, sink: &Sink, p1: &Pass1) -> io::Result<(String
     p.obj()?;
     p.key("model_names")?;
     p.arr()?;
-    p.raw(&crate::synth::fmt::jstr(&plan.model))?;
+    p.raw(&jstr(&plan.model))?;
     p.end_arr()?;
     p.kv_raw("streaming", "true")?;
     p.kv_raw("use_server_token_count", "true")?;

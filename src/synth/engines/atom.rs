@@ -6,8 +6,8 @@
 //! does no cache accounting). Preemption re-counts are not modelled.
 
 use super::{l, Builder, Field, HistKind, Src};
-use crate::synth::workload::Moment::{Adm, Fin};
-use crate::synth::Fault;
+use crate::synth::faults::Fault;
+use crate::synth::series::Moment::{Adm, Fin};
 
 pub fn endpoint(b: &mut Builder, ep: usize) {
     let plan = b.plan;
@@ -109,6 +109,13 @@ pub fn endpoint(b: &mut Builder, ep: usize) {
             Field::Cpu,
         );
     }
+    gauges(b, ep);
+    ttft_histograms(b, ep);
+}
+
+/// Scheduler and KV-cache gauges, and the hit-ratio telemetry gauge.
+fn gauges(b: &mut Builder, ep: usize) {
+    let plan = b.plan;
     b.gauge(
         "atom:requests_running",
         "Running requests.",
@@ -158,17 +165,24 @@ pub fn endpoint(b: &mut Builder, ep: usize) {
         vec![],
         Src::HitRatioCum(Adm),
     );
+}
+
+/// The per-DP-rank time-to-first-token histograms.
+fn ttft_histograms(b: &mut Builder, ep: usize) {
+    let plan = b.plan;
     let role = match plan.endpoints[ep].role {
         crate::model::Role::Prefill => "prefill",
         crate::model::Role::Decode => "decode",
         _ => "default",
     };
+    // `engine_role` states the role: not emitted under the swapped-launch fault.
+    let role_labels = b.role_labels();
     for pool in 0..plan.endpoints[ep].pools {
-        let lab = vec![
-            l("dp_rank", pool.to_string()),
-            l("engine_role", role),
-            l("streaming", "true"),
-        ];
+        let mut lab = vec![l("dp_rank", pool.to_string())];
+        if role_labels {
+            lab.push(l("engine_role", role));
+        }
+        lab.push(l("streaming", "true"));
         b.hist(
             "atom:time_to_first_token_seconds",
             "Time to first token.",

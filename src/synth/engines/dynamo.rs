@@ -6,7 +6,7 @@
 use super::{l, Builder, Field, HistKind, Src};
 use crate::model::Role;
 use crate::synth::rng::hash;
-use crate::synth::workload::Moment::Fin;
+use crate::synth::series::Moment::Fin;
 
 pub fn worker(b: &mut Builder, ep: usize) {
     let plan = b.plan;
@@ -19,22 +19,29 @@ pub fn worker(b: &mut Builder, ep: usize) {
         "{:x}",
         hash(&[plan.spec.seed, ep as u64, 99]) & 0xffff_ffff_ffff
     );
-    let extra = vec![
-        l("dynamo_component", comp),
+    // No role-stating label when the launch facts are the only role evidence (swapped-launch).
+    let comp_label: Vec<(String, String)> = if b.role_labels() {
+        vec![l("dynamo_component", comp)]
+    } else {
+        Vec::new()
+    };
+    let mut extra = comp_label.clone();
+    extra.extend([
         l("dynamo_endpoint", "generate"),
         l("dynamo_namespace", "dynamo"),
         l("model", plan.model.clone()),
         l("worker_id", wid.clone()),
-    ];
+    ]);
     super::vllm::endpoint(b, ep, &extra);
     let lab = || {
-        vec![
-            l("dynamo_component", comp),
+        let mut v = comp_label.clone();
+        v.extend([
             l("dynamo_endpoint", "generate"),
             l("dynamo_namespace", "dynamo"),
             l("model", plan.model.clone()),
             l("worker_id", wid.clone()),
-        ]
+        ]);
+        v
     };
     b.ctr(
         "dynamo_component_requests",

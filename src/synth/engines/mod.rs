@@ -8,207 +8,19 @@ pub mod sglang;
 pub mod trtllm;
 pub mod vllm;
 
+use super::faults::Fault;
 use super::plan::Plan;
-use super::workload::Moment;
-use super::{Engine, Fault};
+use super::series::Moment;
+pub use super::series::{infer_unit, l, FamilyDef, Field, HistKind, Labels, SeriesDef, Src};
+use super::spec::Engine;
 use crate::model::{MetricType, Role};
 use std::collections::HashMap;
-
-/// A cumulative quantity of one pool at one counting moment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    Zero,
-    Prompt,
-    Gpu,
-    Cpu,
-    Ext,
-    Reqs,
-    Gen,
-    /// gpu + cpu + ext.
-    Hits,
-    /// gpu + cpu (a build folding LMCache into the GPU counter).
-    GpuCpu,
-    /// gpu + ext (CPU hits left uncounted).
-    GpuExt,
-    /// cpu + ext (vLLM's `external_kv_transfer`).
-    CpuExt,
-    /// prompt - hits.
-    Compute,
-    /// prompt - gpu - ext (CPU hits counted as computed).
-    ComputeCpu,
-    /// prompt - gpu.
-    NotGpu,
-    /// prompt + re-counted lookups (vLLM before #48860).
-    Queries,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HistKind {
-    Ttft = 0,
-    E2e = 1,
-    Http = 2,
-    CachedPerReq = 3,
-    FeIsl = 4,
-    FeCached = 5,
-    FeTtft = 6,
-    FeDur = 7,
-}
-
-pub const N_HIST: usize = 8;
-
-impl HistKind {
-    pub const ALL: [HistKind; N_HIST] = [
-        HistKind::Ttft,
-        HistKind::E2e,
-        HistKind::Http,
-        HistKind::CachedPerReq,
-        HistKind::FeIsl,
-        HistKind::FeCached,
-        HistKind::FeTtft,
-        HistKind::FeDur,
-    ];
-    /// Upper bounds (without +Inf).
-    pub fn bounds(self) -> &'static [f64] {
-        const LAT: [f64; 17] = [
-            0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
-            40.0, 80.0,
-        ];
-        const E2E: [f64; 13] = [
-            0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 60.0,
-        ];
-        const HTTP: [f64; 3] = [0.1, 0.5, 1.0];
-        const TOK: [f64; 10] = [
-            100.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0, 20000.0, 50000.0, 100000.0, 200000.0,
-        ];
-        match self {
-            HistKind::Ttft | HistKind::FeTtft => &LAT,
-            HistKind::E2e | HistKind::FeDur => &E2E,
-            HistKind::Http => &HTTP,
-            HistKind::CachedPerReq | HistKind::FeIsl | HistKind::FeCached => &TOK,
-        }
-    }
-    /// Rust exporters print `1`, Python prints `1.0`.
-    pub fn rust_le(self) -> bool {
-        matches!(
-            self,
-            HistKind::FeIsl | HistKind::FeCached | HistKind::FeTtft | HistKind::FeDur
-        )
-    }
-    pub fn le_strings(self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .bounds()
-            .iter()
-            .map(|b| {
-                if self.rust_le() {
-                    format!("{b}")
-                } else {
-                    super::fmt::py_float(*b)
-                }
-            })
-            .collect();
-        v.push("+Inf".into());
-        v
-    }
-    /// The observation of one request event, if this kind observes at that moment.
-    pub fn observe(self, m: Moment, d: &super::workload::Delta) -> Option<f64> {
-        match (self, m) {
-            (HistKind::Ttft | HistKind::FeTtft, Moment::Ftk) => Some(d.ttft_us as f64 / 1e6),
-            (HistKind::E2e | HistKind::Http | HistKind::FeDur, Moment::Fin) => {
-                Some(d.e2e_us as f64 / 1e6)
-            }
-            (HistKind::CachedPerReq, Moment::Fin) => Some(d.hits() as f64),
-            (HistKind::FeIsl, Moment::Ftk) => Some(d.prompt as f64),
-            (HistKind::FeCached, Moment::Ftk) => Some(d.hits() as f64),
-            _ => None,
-        }
-    }
-}
-
-/// How a series' value is computed from its endpoint pool's true state.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Src {
-    Ctr(Moment, Field),
-    Scaled(Moment, Field, f64),
-    Running,
-    Waiting,
-    KvUsage,
-    KvUsedBlocks,
-    Const(f64),
-    /// `process_start_time_seconds`: the given start, or the restart time after a reset.
-    ProcessStart(f64),
-    /// Cumulative hits / prompt at a moment (0 before any request).
-    HitRatioCum(Moment),
-    /// The last request's hit ratio (SGLang's and TRT-LLM's per-batch gauges).
-    LastHitRatio,
-    Hist(HistKind),
-}
-
-impl Src {
-    pub fn is_ratio_gauge(&self) -> bool {
-        matches!(self, Src::HitRatioCum(_) | Src::LastHitRatio | Src::KvUsage)
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct FamilyDef {
-    pub name: String,
-    pub mtype: MetricType,
-    pub desc: String,
-    pub unit: Option<String>,
-    /// `*_info` families: JSON gauges, the CSV's info section, absent from the JSONL.
-    pub info: bool,
-}
-
-#[derive(Debug, Clone)]
-pub struct SeriesDef {
-    pub fam: usize,
-    /// Endpoint the series is exported on.
-    pub ep: usize,
-    /// Endpoint whose state it reads (differs for frontend re-exports).
-    pub state_ep: usize,
-    /// Pool (DP rank); `None` sums the endpoint's pools.
-    pub pool: Option<u16>,
-    pub labels: Vec<(String, String)>,
-    pub src: Src,
-    /// Created at its first non-zero value (prometheus_client labelled children).
-    pub lazy: bool,
-    /// A disagreeing replica (reads 0.5 % low).
-    pub lag: bool,
-}
-
-/// AIPerf's unit inference from the name suffix.
-pub fn infer_unit(name: &str) -> Option<String> {
-    let rules: [(&str, &str); 12] = [
-        ("_seconds", "seconds"),
-        ("_milliseconds", "milliseconds"),
-        ("_ms", "milliseconds"),
-        ("_bytes", "bytes"),
-        ("_tokens", "tokens"),
-        ("_requests", "requests"),
-        ("_reqs", "requests"),
-        ("request_success", "requests"),
-        ("_blocks", "blocks"),
-        ("_ratio", "ratio"),
-        ("_perc", "ratio"),
-        ("_percent", "percent"),
-    ];
-    rules
-        .iter()
-        .find(|(s, _)| name.ends_with(s))
-        .map(|(_, u)| u.to_string())
-}
 
 pub struct Builder<'p> {
     pub plan: &'p Plan,
     pub fams: Vec<FamilyDef>,
     pub series: Vec<SeriesDef>,
     index: HashMap<String, usize>,
-}
-
-pub type Labels = Vec<(String, String)>;
-
-pub fn l(k: &str, v: impl Into<String>) -> (String, String) {
-    (k.to_string(), v.into())
 }
 
 impl<'p> Builder<'p> {
@@ -248,6 +60,7 @@ impl<'p> Builder<'p> {
             src,
             lazy: false,
             lag: false,
+            conflict: false,
         });
         self.series.len() - 1
     }
@@ -302,16 +115,28 @@ impl<'p> Builder<'p> {
             Src::Hist(k),
         )
     }
+    /// A series created on its first increment; with prefix caching disabled the engine's
+    /// hit series are exported at 0 instead (the engine reports 0 hits).
     pub fn lazy(&mut self, i: usize) {
-        self.series[i].lazy = true;
+        if !self.plan.spec.has(Fault::PrefixCachingDisabled) {
+            self.series[i].lazy = true;
+        }
     }
 
-    pub fn role_str(&self, ep: usize) -> &'static str {
-        match self.plan.endpoints[ep].role {
+    /// Whether role-stating labels are emitted (not with the swapped-launch fault, where the
+    /// launch facts must be the only role evidence).
+    pub fn role_labels(&self) -> bool {
+        !self.plan.spec.has(Fault::SwappedLaunch)
+    }
+
+    /// A role-stating label (`key` = the endpoint's role), unless `role_labels` is off.
+    pub fn role_label(&self, key: &str, ep: usize) -> Option<(String, String)> {
+        let role = match self.plan.endpoints[ep].role {
             Role::Prefill => "prefill",
             Role::Decode => "decode",
             _ => "unified",
-        }
+        };
+        self.role_labels().then(|| l(key, role))
     }
     pub fn capacity_blocks(&self) -> u64 {
         engine_capacity_tokens() / self.plan.block_size.max(1) as u64
@@ -321,6 +146,15 @@ impl<'p> Builder<'p> {
 /// KV capacity of one pool in tokens (usage gauges are in-flight tokens over this).
 pub fn engine_capacity_tokens() -> u64 {
     1_048_576
+}
+
+/// The moment at which an engine counts the priced prompt and hit counters.
+pub fn price_moment(e: Engine) -> Moment {
+    match e {
+        Engine::Vllm | Engine::Dynamo => Moment::Ftk,
+        Engine::Sglang | Engine::Trtllm => Moment::Fin,
+        Engine::Atom => Moment::Adm,
+    }
 }
 
 /// The families whose series feed a priced rate (F or a hit tier), per engine.
@@ -376,9 +210,7 @@ pub fn build(plan: &Plan) -> (Vec<FamilyDef>, Vec<SeriesDef>) {
         }
         // Every Python engine's registry carries the process collector; a restart shows as a
         // new start time (the evidence of a reset that the counters may hide).
-        let start_s = (crate::synth::plan::Plan::epoch_base(plan.spec.seed) / 1_000_000_000) as f64
-            - 600.0
-            - ep as f64;
+        let start_s = (Plan::epoch_base(plan.spec.seed) / 1_000_000_000) as f64 - 600.0 - ep as f64;
         b.gauge(
             "process_start_time_seconds",
             "Start time of the process since unix epoch in seconds.",
@@ -414,6 +246,11 @@ pub fn build(plan: &Plan) -> (Vec<FamilyDef>, Vec<SeriesDef>) {
             }
         }
         b.series = out;
+    }
+    if spec.has(Fault::ConflictingExports) {
+        for s in b.series.iter_mut() {
+            s.conflict = s.ep == p0 && priced.contains(&b.fams[s.fam].name.as_str());
+        }
     }
     if spec.has(Fault::AliasCollision) {
         let extra: Vec<SeriesDef> = b

@@ -6,16 +6,17 @@
 //! (`--enable-metrics-for-all-schedulers`) and carry `dp_rank` with DP attention.
 
 use super::{l, Builder, Field, HistKind, Labels, Src};
-use crate::synth::workload::Moment::{Adm, Fin};
-use crate::synth::Fault;
+use crate::synth::faults::Fault;
+use crate::synth::series::Moment::{Adm, Fin};
 
 pub fn endpoint(b: &mut Builder, ep: usize) {
     let plan = b.plan;
     let spec = &plan.spec;
-    let role = b.role_str(ep);
+    let role = b.role_label("engine_type", ep);
     let model = plan.model.clone();
     let tok = |more: &[(String, String)]| -> Labels {
-        let mut v = vec![l("model_name", model.clone()), l("engine_type", role)];
+        let mut v = vec![l("model_name", model.clone())];
+        v.extend(role.clone());
         v.extend_from_slice(more);
         v
     };
@@ -116,11 +117,20 @@ pub fn endpoint(b: &mut Builder, ep: usize) {
         tok(&[]),
         HistKind::E2e,
     );
+    scheduler_gauges(b, ep, &role);
+}
+
+/// The scheduler's gauges, per DP pool and repeated per TP rank (replica series).
+fn scheduler_gauges(b: &mut Builder, ep: usize, role: &Option<(String, String)>) {
+    let plan = b.plan;
+    let spec = &plan.spec;
+    let model = plan.model.clone();
     let dp = plan.endpoints[ep].pools;
     let cap = super::engine_capacity_tokens() as f64;
     for pool in 0..dp {
         for tp in 0..spec.tp {
-            let mut sl = vec![l("model_name", model.clone()), l("engine_type", role)];
+            let mut sl = vec![l("model_name", model.clone())];
+            sl.extend(role.clone());
             if dp > 1 {
                 sl.push(l("dp_rank", pool.to_string()));
             }

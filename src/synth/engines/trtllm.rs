@@ -8,10 +8,10 @@
 //! (simplification). A decode server's prompt/cached counting is not verified: modelled as a
 //! prompt with no hits.
 
-use super::{l, Builder, Field, HistKind, Src};
+use super::{l, Builder, Field, HistKind, Labels, Src};
 use crate::model::MetricType;
-use crate::synth::workload::Moment::{Adm, Fin};
-use crate::synth::Fault;
+use crate::synth::faults::Fault;
+use crate::synth::series::Moment::{Adm, Fin};
 
 pub fn endpoint(b: &mut Builder, ep: usize) {
     let plan = b.plan;
@@ -23,7 +23,6 @@ pub fn endpoint(b: &mut Builder, ep: usize) {
         ("trtllm".to_string(), plan.model.clone())
     };
     let lab = || vec![l("engine_type", et.clone()), l("model_name", mn.clone())];
-    let cpu_absent = spec.has(Fault::CpuCounterAbsent);
     b.ctr(
         "trtllm_request_success",
         "Count of successfully processed requests.",
@@ -72,6 +71,15 @@ pub fn endpoint(b: &mut Builder, ep: usize) {
     if legacy {
         return;
     }
+    token_counters(b, ep, &lab);
+    kv_series(b, ep, &lab);
+}
+
+/// Prompt, generation and cached-token counters (per tier where offloading is on), and the
+/// block reuse counters.
+fn token_counters(b: &mut Builder, ep: usize, lab: &dyn Fn() -> Labels) {
+    let plan = b.plan;
+    let cpu_absent = plan.spec.has(Fault::CpuCounterAbsent);
     b.ctr(
         "trtllm_prompt_tokens",
         "Total number of prompt tokens processed.",
@@ -165,6 +173,11 @@ pub fn endpoint(b: &mut Builder, ep: usize) {
         lab(),
         Src::Scaled(Adm, Field::Compute, 1.0 / 32.0),
     );
+}
+
+/// The per-request cached-token histogram, KV-cache gauges and the cache config info.
+fn kv_series(b: &mut Builder, ep: usize, lab: &dyn Fn() -> Labels) {
+    let plan = b.plan;
     b.hist(
         "trtllm_prompt_cached_tokens_per_request",
         "Prompt tokens served from the KV cache per request.",
@@ -207,7 +220,13 @@ pub fn endpoint(b: &mut Builder, ep: usize) {
         Src::Const(32.0),
     );
     let mut info = lab();
-    info.push(l("enable_block_reuse", "True"));
+    // Block reuse is TensorRT-LLM's prefix caching.
+    let reuse = if plan.spec.has(Fault::PrefixCachingDisabled) {
+        "False"
+    } else {
+        "True"
+    };
+    info.push(l("enable_block_reuse", reuse));
     info.push(l(
         "host_cache_size",
         if plan.tiers_cpu { "68719476736" } else { "0" },
