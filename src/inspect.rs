@@ -7,6 +7,7 @@ use crate::model::{
     ServerMetricsFormat,
 };
 use crate::read::names::{canonical_family, engine_prefix};
+use crate::read::run::IgnoredFile;
 use crate::read::{ArtifactKind, Run};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +23,10 @@ pub struct RunInspection {
     pub contract_version: String,
     /// Every input file with what it was recognised as, sorted by name.
     pub files: Vec<InspectedFile>,
+    /// Every input file not read, with the reason, sorted by name.
+    pub ignored: Vec<IgnoredFile>,
+    /// The `benchmark_id` each file states, by file name (files stating none are not listed).
+    pub benchmark_ids: BTreeMap<String, String>,
     /// One entry per server-metrics export (JSON, CSV).
     pub server_metrics: Vec<ServerMetricsInfo>,
     /// Every endpoint seen in any export or scrape, sorted by URL.
@@ -708,6 +713,8 @@ pub fn inspect_run(run: &Run) -> RunInspection {
                 kind: f.kind,
             })
             .collect(),
+        ignored: run.ignored.clone(),
+        benchmark_ids: run.benchmark_ids.clone(),
         server_metrics,
         endpoints: endpoints
             .into_iter()
