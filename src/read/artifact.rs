@@ -160,7 +160,7 @@ fn ignored_by_extension(ext: &str) -> Option<&'static str> {
         "gz" | "zst" | "bz2" | "xz" | "zip" | "tar" | "tgz" => {
             "compressed file: decompress it to have it read"
         }
-        "md" | "yaml" | "yml" | "toml" | "py" | "sh" => "not data kvledger reads",
+        "md" | "yaml" | "yml" | "toml" | "py" | "sh" => UNRECOGNISED,
         _ => return None,
     })
 }

@@ -136,9 +136,11 @@ pub fn main(argv: impl Iterator<Item = String>) -> Result<(), Failure> {
         }
         None => Policy::default(),
     };
-    let results: Vec<(String, Accounting)> = read_runs(&args, kvledger::account::families_read())?
+    let runs = read_runs(&args, kvledger::account::families_read())?;
+    let results: Vec<(String, Result<Accounting, _>)> = runs
+        .runs
         .into_iter()
-        .map(|(label, run)| (label, account_run(&run, &policy)))
+        .map(|(label, run)| (label, run.map(|r| account_run(&r, &policy))))
         .collect();
-    emit(&results, args.json, print_table)
+    emit(&results, runs.sweep, &runs.stray, args.json, print_table)
 }

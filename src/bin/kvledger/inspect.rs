@@ -1,15 +1,8 @@
 //! `kvledger inspect`: what a run's artifacts contain.
 
-use crate::run_args::{emit, parse_args, read_runs, Args};
+use crate::run_args::{emit, parse_args, read_runs};
 use crate::Failure;
 use kvledger::inspect::{inspect_run, RunInspection};
-
-pub fn inspect(args: &Args) -> Result<Vec<(String, RunInspection)>, Failure> {
-    Ok(read_runs(args, kvledger::read::FamilyFilter::all())?
-        .into_iter()
-        .map(|(label, run)| (label, inspect_run(&run)))
-        .collect())
-}
 
 fn fmt_ns(ns: Option<u64>) -> String {
     ns.map(|n| n.to_string()).unwrap_or_else(|| "-".to_string())
@@ -19,6 +12,12 @@ pub fn print_table(label: &str, r: &RunInspection) {
     println!("run: {label}");
     for f in &r.files {
         println!("  file  {:<22} {}", f.kind.as_str(), f.name);
+    }
+    for f in &r.ignored {
+        println!("  ignored  {}  ({})", f.name, f.reason);
+    }
+    for (file, id) in &r.benchmark_ids {
+        println!("  benchmark_id  {id}  ({file})");
     }
     for s in &r.server_metrics {
         println!(
@@ -127,6 +126,11 @@ pub fn print_table(label: &str, r: &RunInspection) {
 /// Run the subcommand with the arguments after `inspect`.
 pub fn main(argv: impl Iterator<Item = String>) -> Result<(), Failure> {
     let args = parse_args(argv, false)?;
-    let results = inspect(&args)?;
-    emit(&results, args.json, print_table)
+    let runs = read_runs(&args, kvledger::read::FamilyFilter::all())?;
+    let results: Vec<(String, Result<RunInspection, _>)> = runs
+        .runs
+        .into_iter()
+        .map(|(label, run)| (label, run.map(|r| inspect_run(&r))))
+        .collect();
+    emit(&results, runs.sweep, &runs.stray, args.json, print_table)
 }

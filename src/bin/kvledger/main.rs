@@ -67,6 +67,8 @@ EXIT CODES:
 pub enum Failure {
     Usage(String),
     Read(ReadError),
+    /// Errors already printed in their place (a sweep's unreadable runs); the summary line.
+    Reported(String),
 }
 
 impl From<ReadError> for Failure {
@@ -106,6 +108,10 @@ fn main() -> ExitCode {
         }
         Err(Failure::Read(e)) => {
             eprintln!("kvledger: error {e}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Reported(summary)) => {
+            eprintln!("kvledger: {summary}");
             ExitCode::from(1)
         }
     }
