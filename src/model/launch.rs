@@ -16,6 +16,17 @@ pub enum Role {
 }
 
 impl Role {
+    /// The role as the JSON output spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Prefill => "prefill",
+            Role::Decode => "decode",
+            Role::Unified => "unified",
+            Role::Frontend => "frontend",
+            Role::Excluded => "excluded",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Role> {
         match s.trim().to_ascii_lowercase().as_str() {
             "prefill" => Some(Role::Prefill),

@@ -331,7 +331,8 @@ impl<'a> Builder<'a> {
                         self.file,
                         "endpoint_roles",
                         format!(
-                            "endpoint `{ep}` is {role:?} in endpoint_roles but listed in {name}"
+                            "endpoint `{ep}` is {} in endpoint_roles but listed in {name}",
+                            role.as_str()
                         ),
                     ));
                 }

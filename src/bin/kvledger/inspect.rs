@@ -1,6 +1,6 @@
 //! `kvledger inspect`: what a run's artifacts contain.
 
-use crate::run_args::{emit, parse_args, read_runs};
+use crate::run_args::{emit, parse_args, read_runs, word};
 use crate::Failure;
 use kvledger::inspect::{inspect_run, RunInspection};
 
@@ -21,8 +21,8 @@ pub fn print_table(label: &str, r: &RunInspection) {
     }
     for s in &r.server_metrics {
         println!(
-            "  server metrics ({:?}): schema {} aiperf {}  families {} (+{} warmup, {} skipped)  series {}  timeslices {}",
-            s.format,
+            "  server metrics ({}): schema {} aiperf {}  families {} (+{} warmup, {} skipped)  series {}  timeslices {}",
+            word(&s.format),
             s.schema_version.as_deref().unwrap_or("-"),
             s.aiperf_version.as_deref().unwrap_or("-"),
             s.families,
@@ -51,7 +51,7 @@ pub fn print_table(label: &str, r: &RunInspection) {
             }
             let role = e
                 .path_role
-                .map(|r| format!(" [{}]", format!("{r:?}").to_lowercase()))
+                .map(|r| format!(" [{}]", word(&r)))
                 .unwrap_or_default();
             println!(
                 "  {:<44} {:<14} {:>8} {:>7} {:>8} {:>6} {:>10} {:>7}  {}{}",
@@ -77,7 +77,7 @@ pub fn print_table(label: &str, r: &RunInspection) {
     for c in &r.window_candidates {
         println!(
             "  window candidate  {:<24} {} .. {}",
-            format!("{:?}", c.source),
+            word(&c.source),
             fmt_ns(Some(c.start_ns)),
             fmt_ns(Some(c.end_ns))
         );

@@ -333,3 +333,22 @@ pub fn emit<T: serde::Serialize>(
     }
     Ok(())
 }
+
+/// A value as the JSON output spells it, for text output: a string or number as is, `null`
+/// as `-`, a list joined with ", " (`-` when empty). Never a Rust debug form.
+pub fn word<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    fn plain(v: &serde_json::Value) -> String {
+        match v {
+            serde_json::Value::Null => "-".to_string(),
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Array(items) if items.is_empty() => "-".to_string(),
+            serde_json::Value::Array(items) => {
+                items.iter().map(plain).collect::<Vec<_>>().join(", ")
+            }
+            other => other.to_string(),
+        }
+    }
+    serde_json::to_value(v)
+        .map(|v| plain(&v))
+        .unwrap_or_else(|_| "-".to_string())
+}
