@@ -279,6 +279,9 @@ pub struct LaunchInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub kv_offload_backend: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub enable_prefix_caching: Option<bool>,
 }
 
 /// `host:port` of a scrape URL: scheme, credentials and path dropped, host lowercased.
@@ -456,6 +459,7 @@ fn launch_info(launch: &LaunchFacts, seen: &BTreeSet<String>) -> LaunchInfo {
         not_scraped: named.into_iter().filter(|e| !seen.contains(e)).collect(),
         kv_offloading: launch.kv_offloading.clone(),
         kv_offload_backend: launch.kv_offload_backend.clone(),
+        enable_prefix_caching: launch.enable_prefix_caching,
     }
 }
 

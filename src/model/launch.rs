@@ -53,4 +53,8 @@ pub struct LaunchFacts {
     pub kv_offloading: Option<String>,
     /// `KV_OFFLOAD_BACKEND` (e.g. `lmcache`, `native`, `mooncake`).
     pub kv_offload_backend: Option<String>,
+    /// `enable_prefix_caching` (`ENABLE_PREFIX_CACHING`): whether the engine was started with
+    /// prefix caching; `None` when the launcher did not say. `Some(false)` means the hit rate
+    /// is 0 by configuration (accounting notes `prefix_caching_disabled`).
+    pub enable_prefix_caching: Option<bool>,
 }

@@ -108,14 +108,15 @@ pub fn print_table(label: &str, r: &RunInspection) {
     }
     if let Some(l) = &r.launch {
         println!(
-            "  launch: framework {} disaggregated {} prefill [{}] decode [{}] unified [{}] offloading {} backend {}",
+            "  launch: framework {} disaggregated {} prefill [{}] decode [{}] unified [{}] offloading {} backend {} prefix caching {}",
             l.framework.as_deref().unwrap_or("-"),
             l.disaggregated.map(|d| d.to_string()).unwrap_or_else(|| "-".into()),
             l.prefill.join(","),
             l.decode.join(","),
             l.unified.join(","),
             l.kv_offloading.as_deref().unwrap_or("-"),
-            l.kv_offload_backend.as_deref().unwrap_or("-")
+            l.kv_offload_backend.as_deref().unwrap_or("-"),
+            word(&l.enable_prefix_caching)
         );
     }
     for n in &r.notes {
