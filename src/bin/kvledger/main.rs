@@ -29,7 +29,7 @@ kvledger does not read (Parquet, CSV summary, inputs.json, plots, logs) are list
 
 OPTIONS:
     --json                    machine-readable JSON (one object per run; an array for several;
-                              a sweep: one line per run, {"run", "result"} or {"run", "error"})
+                              a sweep: one line per run, {run, result} or {run, error})
     --families A,B,...        keep only these metric families (any alias spelling)
     --family-prefix P,...     also keep families starting with these prefixes (e.g. vllm:)
     --launch FILE             launch facts JSON (replaces a launch.json in the run, unread)
