@@ -41,10 +41,13 @@ pub enum ErrorCode {
     DuplicateInput,
     /// The caller's options are not valid.
     BadOptions,
+    /// A key or series repeated with different content (e.g. a metric family twice in a
+    /// server-metrics JSON export): position of the second occurrence, key named.
+    DuplicateKey,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::Io,
         ErrorCode::NotUtf8,
         ErrorCode::EmptyInput,
@@ -60,6 +63,7 @@ impl ErrorCode {
         ErrorCode::NoArtifacts,
         ErrorCode::DuplicateInput,
         ErrorCode::BadOptions,
+        ErrorCode::DuplicateKey,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -79,6 +83,7 @@ impl ErrorCode {
             ErrorCode::NoArtifacts => "NO_ARTIFACTS",
             ErrorCode::DuplicateInput => "DUPLICATE_INPUT",
             ErrorCode::BadOptions => "BAD_OPTIONS",
+            ErrorCode::DuplicateKey => "DUPLICATE_KEY",
         }
     }
 }
