@@ -17,8 +17,9 @@
 //!
 //! Output is sorted (runs by root, files and ignored entries by path) whatever the input order.
 
-use super::artifact::{recognise_name, ArtifactKind, Recognition, UNRECOGNISED};
-use super::run::IgnoredFile;
+use super::artifact::{recognise, recognise_name, ArtifactKind, Recognition, UNRECOGNISED};
+use super::run::{read_run, IgnoredFile, InputFile, Run, RunOptions};
+use crate::error::ReadError;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -192,6 +193,60 @@ pub fn group_runs_by<S: AsRef<str>>(
         .collect();
     ignored.sort();
     Discovery { runs, ignored }
+}
+
+/// One run of a set of files: its root (`.` for the top folder) and the run, or the error
+/// that stopped reading it.
+#[derive(Debug)]
+pub struct RunRead {
+    pub run: String,
+    pub result: Result<Run, ReadError>,
+}
+
+/// Group files whose names are relative paths into runs (names recognised as [`group_runs`]
+/// does, content sniffed where the name does not tell) and read each run on its own: one
+/// unreadable run never stops the others. Sorted by root. The files of no run are returned
+/// beside.
+pub fn read_runs(inputs: &[InputFile<'_>], options: &RunOptions) -> (Vec<RunRead>, Vec<IgnoredFile>) {
+    let by_path: BTreeMap<String, &InputFile<'_>> = inputs
+        .iter()
+        .map(|f| (normalise_path(&f.name), f))
+        .collect();
+    let names: Vec<&String> = by_path.keys().collect();
+    let discovery = group_runs_by(&names, |p| match recognise_name(p) {
+        Recognition::Unknown => match by_path.get(p).map(|f| f.head()) {
+            Some(Ok(head)) => match recognise(p, &head) {
+                Ok(kind) => Recognition::Read(kind),
+                Err(reason) => Recognition::Ignored(reason),
+            },
+            // Unreadable: left to its run's reader, which reports the error.
+            _ => Recognition::Unknown,
+        },
+        known => known,
+    });
+    let runs = discovery
+        .runs
+        .into_iter()
+        .map(|g| {
+            let files: Vec<InputFile<'_>> = g
+                .files
+                .iter()
+                .filter_map(|p| by_path.get(p).map(|f| (*f).clone()))
+                .collect();
+            let result = read_run(&files, options).map(|mut run| {
+                run.ignored.extend(g.ignored);
+                run.ignored.sort();
+                run
+            });
+            let run = if g.root.is_empty() {
+                ".".to_string()
+            } else {
+                g.root
+            };
+            RunRead { run, result }
+        })
+        .collect();
+    (runs, discovery.ignored)
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ impl<'a> InputFile<'a> {
     }
 
     /// The first bytes, for format sniffing.
-    fn head(&self) -> Result<Vec<u8>, ReadError> {
+    pub(crate) fn head(&self) -> Result<Vec<u8>, ReadError> {
         let mut buf = Vec::with_capacity(4096);
         self.open()?.take(4096).read_to_end(&mut buf).map_err(|e| {
             ReadError::whole(ErrorCode::Io, &self.name, format!("cannot read: {e}"))
