@@ -207,7 +207,10 @@ pub struct RunRead {
 /// does, content sniffed where the name does not tell) and read each run on its own: one
 /// unreadable run never stops the others. Sorted by root. The files of no run are returned
 /// beside.
-pub fn read_runs(inputs: &[InputFile<'_>], options: &RunOptions) -> (Vec<RunRead>, Vec<IgnoredFile>) {
+pub fn read_runs(
+    inputs: &[InputFile<'_>],
+    options: &RunOptions,
+) -> (Vec<RunRead>, Vec<IgnoredFile>) {
     let by_path: BTreeMap<String, &InputFile<'_>> = inputs
         .iter()
         .map(|f| (normalise_path(&f.name), f))

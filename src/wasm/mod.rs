@@ -336,9 +336,7 @@ pub fn account_run_js(
 }
 
 /// Options of `accountRun` / `accountRuns`, checked and converted.
-fn account_options(
-    options: Option<Ts<AccountOptions>>,
-) -> Result<(RunOptions, Policy), JsValue> {
+fn account_options(options: Option<Ts<AccountOptions>>) -> Result<(RunOptions, Policy), JsValue> {
     let opts = match options {
         Some(o) => {
             let mut allowed = INSPECT_OPTION_KEYS.to_vec();
@@ -384,8 +382,8 @@ fn outcomes(
         match &r.result {
             Ok(run) => set(&entry, "result", &result(run)?),
             Err(e) => {
-                let report = serde_wasm_bindgen::to_value(&ErrorReport::from(e))
-                    .map_err(output_error)?;
+                let report =
+                    serde_wasm_bindgen::to_value(&ErrorReport::from(e)).map_err(output_error)?;
                 set(&entry, "error", &report);
             }
         }
