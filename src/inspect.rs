@@ -17,7 +17,10 @@ pub const CONTRACT_VERSION: &str = "kvledger/1";
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
+#[cfg_attr(
+    target_arch = "wasm32",
+    tsify(large_number_types_as_bigints, hashmap_as_object)
+)]
 #[serde(rename_all = "camelCase")]
 pub struct RunInspection {
     pub contract_version: String,

@@ -290,13 +290,15 @@ fn many_bad_calls_do_not_poison_the_module() {
 /// A dropped sweep folder: names are relative paths (`tests/fixtures/sweep`, one run broken).
 fn sweep_files() -> Vec<(&'static str, JsValue)> {
     let text = |name: &'static str, t: &'static str| (name, text_file(name, t));
-    let png = Uint8Array::from(
-        &include_bytes!("fixtures/aiperf-folder/plots/ttft_over_time.png")[..],
-    );
+    let png =
+        Uint8Array::from(&include_bytes!("fixtures/aiperf-folder/plots/ttft_over_time.png")[..]);
     vec![
         text("launch.json", include_str!("fixtures/sweep/launch.json")),
         text("NOTES.md", include_str!("fixtures/sweep/NOTES.md")),
-        text("conc8/launch.json", include_str!("fixtures/sweep/conc8/launch.json")),
+        text(
+            "conc8/launch.json",
+            include_str!("fixtures/sweep/conc8/launch.json"),
+        ),
         text(
             "conc8/server_metrics_export.csv",
             include_str!("fixtures/sweep/conc8/server_metrics_export.csv"),
@@ -311,7 +313,10 @@ fn sweep_files() -> Vec<(&'static str, JsValue)> {
         ),
         (
             "conc8/plots/ttft.png",
-            obj(&[("name", "conc8/plots/ttft.png".into()), ("bytes", png.into())]),
+            obj(&[
+                ("name", "conc8/plots/ttft.png".into()),
+                ("bytes", png.into()),
+            ]),
         ),
         text(
             "profile_runs/launch.json",
@@ -348,8 +353,13 @@ fn inspect_runs(files: Vec<JsValue>) -> Result<JsValue, JsValue> {
 }
 
 fn stringify(v: &JsValue) -> String {
-    // BigInts cannot be stringified: the accounting result has none (ns are strings).
-    js_sys::JSON::stringify(v).unwrap().as_string().unwrap()
+    // Plain JSON.stringify refuses bigints: spell them as decimal strings for the comparison.
+    let replacer =
+        js_sys::Function::new_with_args("k, v", "return typeof v === 'bigint' ? v.toString() : v");
+    js_sys::JSON::stringify_with_replacer(v, &replacer)
+        .unwrap()
+        .as_string()
+        .unwrap()
 }
 
 #[wasm_bindgen_test]
@@ -379,13 +389,19 @@ fn account_runs_groups_a_dropped_sweep_and_reports_the_broken_run_in_place() {
     let broken = runs.get(2);
     assert!(!has(&broken, "result"));
     let err = get(&broken, "error");
-    assert_eq!(get(&err, "code").as_string().as_deref(), Some("JSON_SYNTAX"));
+    assert_eq!(
+        get(&err, "code").as_string().as_deref(),
+        Some("JSON_SYNTAX")
+    );
     assert_eq!(
         get(&err, "file").as_string().as_deref(),
         Some("profile_runs/run_0002/server_metrics_export.json")
     );
     assert!(get(&err, "line").as_f64().is_some());
-    assert!(!get(&err, "message").as_string().unwrap_or_default().is_empty());
+    assert!(!get(&err, "message")
+        .as_string()
+        .unwrap_or_default()
+        .is_empty());
 
     // Whatever order the files are dropped in, the same result.
     let mut reversed = files.clone();
@@ -422,7 +438,9 @@ fn inspect_runs_lists_ignored_files_in_their_run() {
     assert_eq!(ignored[1].1, "run summary as CSV: the JSON one is read");
     let ids = get(&conc8, "benchmarkIds");
     assert_eq!(
-        get(&ids, "conc8/profile_export_aiperf.json").as_string().as_deref(),
+        get(&ids, "conc8/profile_export_aiperf.json")
+            .as_string()
+            .as_deref(),
         Some("882d2371-6690-41d8-94d6-8e3ccc626557")
     );
 }
