@@ -63,6 +63,17 @@ fn within(dir: &str, ancestor: &str) -> bool {
             && dir.as_bytes().get(ancestor.len()) == Some(&b'/'))
 }
 
+/// A launch file lies in a folder between `dir` and `run` (deeper than `dir`): it is nearer
+/// to the run than one in `dir`, and wins.
+fn nearer_launch(files: &BTreeMap<String, Recognition>, dir: &str, run: &str) -> bool {
+    files.iter().any(|(p, r)| {
+        *r == Recognition::Read(ArtifactKind::LaunchFacts)
+            && parent(p) != dir
+            && within(parent(p), dir)
+            && within(run, parent(p))
+    })
+}
+
 /// Group paths into runs, recognising files by name and extension only.
 pub fn group_runs<S: AsRef<str>>(paths: &[S]) -> Discovery {
     group_runs_by(paths, recognise_name)
@@ -125,28 +136,20 @@ pub fn group_runs_by<S: AsRef<str>>(
             continue;
         }
         let below: Vec<&str> = leaves.iter().copied().filter(|r| within(r, dir)).collect();
+        let reason = match rec {
+            Recognition::Ignored(reason) => reason,
+            Recognition::Unknown | Recognition::Read(_) => UNRECOGNISED,
+        };
         match (*rec, below.as_slice()) {
-            (_, []) => {
-                let reason = match rec {
-                    Recognition::Ignored(reason) => reason,
-                    Recognition::Read(_) => "not beside or above a run's metrics or records",
-                    Recognition::Unknown => UNRECOGNISED,
-                };
-                ignore(&mut ignored, path, reason);
-            }
+            (Recognition::Read(_), []) => ignore(
+                &mut ignored,
+                path,
+                "not beside or above a run's metrics or records",
+            ),
             (Recognition::Read(ArtifactKind::LaunchFacts), _) => {
-                for run in &below {
-                    // The nearest launch file wins: skip runs with one in a deeper folder.
-                    let nearer = files.iter().any(|(p, r)| {
-                        *r == Recognition::Read(ArtifactKind::LaunchFacts)
-                            && parent(p) != dir
-                            && within(parent(p), dir)
-                            && within(run, parent(p))
-                    });
-                    if !nearer {
-                        if let Some(g) = groups.get_mut(run) {
-                            g.files.push(path.clone());
-                        }
+                for run in below.iter().filter(|r| !nearer_launch(&files, dir, r)) {
+                    if let Some(g) = groups.get_mut(run) {
+                        g.files.push(path.clone());
                     }
                 }
             }
@@ -169,18 +172,12 @@ pub fn group_runs_by<S: AsRef<str>>(
                 path,
                 "beside several runs in subfolders: each subfolder is read as its own run",
             ),
-            (Recognition::Ignored(reason), [one]) => {
+            (_, [one]) => {
                 if let Some(g) = groups.get_mut(one) {
                     ignore(&mut g.ignored, path, reason);
                 }
             }
-            (Recognition::Unknown, [one]) => {
-                if let Some(g) = groups.get_mut(one) {
-                    ignore(&mut g.ignored, path, UNRECOGNISED);
-                }
-            }
-            (Recognition::Ignored(reason), _) => ignore(&mut ignored, path, reason),
-            (Recognition::Unknown, _) => ignore(&mut ignored, path, UNRECOGNISED),
+            (_, _) => ignore(&mut ignored, path, reason),
         }
     }
     let runs = groups

@@ -175,15 +175,14 @@ fn only_once<T>(slot: &mut Option<(String, T)>, name: &str, value: T) -> Result<
     Ok(())
 }
 
-/// Read every file of one run. Files are processed in name order, so the result does not
-/// depend on the order the caller lists them in.
-pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, ReadError> {
-    let mut order: Vec<&InputFile<'_>> = inputs.iter().collect();
-    order.sort_by(|a, b| a.name.cmp(&b.name));
-
+/// What each input is (in `order`), and the inputs not read with their reasons.
+fn recognise_all(
+    order: &[&InputFile<'_>],
+    options: &RunOptions,
+) -> Result<(Vec<ArtifactKind>, Vec<IgnoredFile>), ReadError> {
     let mut kinds = Vec::with_capacity(order.len());
     let mut ignored = Vec::new();
-    for f in &order {
+    for f in order {
         let kind = match recognise(&f.name, &f.head()?) {
             // Explicit launch facts replace a launch file unread: a broken one must not fail.
             Ok(ArtifactKind::LaunchFacts) if options.launch.is_some() => {
@@ -202,9 +201,17 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
             }
         }
     }
+    Ok((kinds, ignored))
+}
 
+/// Capture metadata by base name: from `captures.json` manifests, then the caller's.
+fn capture_meta(
+    order: &[&InputFile<'_>],
+    kinds: &[ArtifactKind],
+    options: &RunOptions,
+) -> Result<BTreeMap<String, CaptureMeta>, ReadError> {
     let mut captures = BTreeMap::new();
-    for (f, kind) in order.iter().zip(&kinds) {
+    for (f, kind) in order.iter().zip(kinds) {
         if *kind == ArtifactKind::CaptureManifest {
             let text = f.read_text()?;
             let de = &mut serde_json::Deserializer::from_str(&text);
@@ -219,6 +226,39 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
     for (k, v) in &options.captures {
         captures.insert(base_name(k).to_string(), v.clone());
     }
+    Ok(captures)
+}
+
+/// Raw scrapes sorted by endpoint, then time (untimed last), then file and file order, with
+/// the file each came from (parallel vector).
+fn sort_scrapes(mut scrapes: Vec<(Scrape, String, usize)>) -> (Vec<Scrape>, Vec<String>) {
+    scrapes.sort_by(|(a, fa, sa), (b, fb, sb)| {
+        (
+            &a.endpoint_url,
+            a.timestamp_ns.is_none(),
+            a.timestamp_ns,
+            fa,
+            sa,
+        )
+            .cmp(&(
+                &b.endpoint_url,
+                b.timestamp_ns.is_none(),
+                b.timestamp_ns,
+                fb,
+                sb,
+            ))
+    });
+    scrapes.into_iter().map(|(s, f, _)| (s, f)).unzip()
+}
+
+/// Read every file of one run. Files are processed in name order, so the result does not
+/// depend on the order the caller lists them in.
+pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, ReadError> {
+    let mut order: Vec<&InputFile<'_>> = inputs.iter().collect();
+    order.sort_by(|a, b| a.name.cmp(&b.name));
+
+    let (kinds, mut ignored) = recognise_all(&order, options)?;
+    let captures = capture_meta(&order, &kinds, options)?;
 
     let mut server_json = None;
     let mut server_csv = None;
@@ -300,24 +340,7 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
         ));
     }
 
-    scrapes.sort_by(|(a, fa, sa), (b, fb, sb)| {
-        (
-            &a.endpoint_url,
-            a.timestamp_ns.is_none(),
-            a.timestamp_ns,
-            fa,
-            sa,
-        )
-            .cmp(&(
-                &b.endpoint_url,
-                b.timestamp_ns.is_none(),
-                b.timestamp_ns,
-                fb,
-                sb,
-            ))
-    });
-    let (scrapes, scrape_files): (Vec<Scrape>, Vec<String>) =
-        scrapes.into_iter().map(|(s, f, _)| (s, f)).unzip();
+    let (scrapes, scrape_files) = sort_scrapes(scrapes);
 
     ignored.sort();
     Ok(Run {
