@@ -27,7 +27,6 @@ use std::collections::{BTreeMap, BTreeSet};
 /// files to read (relative to the top), and files attached to it that are not to be read
 /// (they belong in the run's ignored list).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct RunGroup {
     pub root: String,
     pub files: Vec<String>,
@@ -36,7 +35,6 @@ pub struct RunGroup {
 
 /// Every run of a tree, and the files that belong to none.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Discovery {
     pub runs: Vec<RunGroup>,
     pub ignored: Vec<IgnoredFile>,
