@@ -41,10 +41,13 @@ pub enum ErrorCode {
     DuplicateInput,
     /// The caller's options are not valid.
     BadOptions,
+    /// A key or series repeated with different content (e.g. a metric family twice in a
+    /// server-metrics JSON export): position of the second occurrence, key named.
+    DuplicateKey,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         ErrorCode::Io,
         ErrorCode::NotUtf8,
         ErrorCode::EmptyInput,
@@ -60,6 +63,7 @@ impl ErrorCode {
         ErrorCode::NoArtifacts,
         ErrorCode::DuplicateInput,
         ErrorCode::BadOptions,
+        ErrorCode::DuplicateKey,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -79,6 +83,7 @@ impl ErrorCode {
             ErrorCode::NoArtifacts => "NO_ARTIFACTS",
             ErrorCode::DuplicateInput => "DUPLICATE_INPUT",
             ErrorCode::BadOptions => "BAD_OPTIONS",
+            ErrorCode::DuplicateKey => "DUPLICATE_KEY",
         }
     }
 }
@@ -225,3 +230,67 @@ impl fmt::Display for ReadError {
 }
 
 impl std::error::Error for ReadError {}
+
+/// A run's error as sweep outputs carry it in the run's place (CLI `--json` lines, the WASM
+/// `accountRuns` / `inspectRuns` arrays): snake_case like every result kvledger defines, the
+/// position's parts flattened and omitted when unknown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub struct ErrorReport {
+    pub code: ErrorCode,
+    pub file: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub column: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub byte_offset: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub json_path: Option<String>,
+}
+
+impl From<&ReadError> for ErrorReport {
+    fn from(e: &ReadError) -> Self {
+        ErrorReport {
+            code: e.code,
+            file: e.file.clone(),
+            message: e.message.clone(),
+            line: e.position.line,
+            column: e.position.column,
+            byte_offset: e.position.byte_offset,
+            json_path: e.position.json_path.clone(),
+        }
+    }
+}
+
+/// One run of a sweep: its root relative to the folder given, and its result or its error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub struct RunOutcome<T> {
+    pub run: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub result: Option<T>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub error: Option<ErrorReport>,
+}
+
+impl<T> RunOutcome<T> {
+    pub fn new(run: impl Into<String>, result: Result<T, &ReadError>) -> Self {
+        let (result, error) = match result {
+            Ok(v) => (Some(v), None),
+            Err(e) => (None, Some(ErrorReport::from(e))),
+        };
+        RunOutcome {
+            run: run.into(),
+            result,
+            error,
+        }
+    }
+}

@@ -7,6 +7,7 @@ use crate::model::{
     ServerMetricsFormat,
 };
 use crate::read::names::{canonical_family, engine_prefix};
+use crate::read::run::IgnoredFile;
 use crate::read::{ArtifactKind, Run};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,12 +17,19 @@ pub const CONTRACT_VERSION: &str = "kvledger/1";
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
+#[cfg_attr(
+    target_arch = "wasm32",
+    tsify(large_number_types_as_bigints, hashmap_as_object)
+)]
 #[serde(rename_all = "camelCase")]
 pub struct RunInspection {
     pub contract_version: String,
     /// Every input file with what it was recognised as, sorted by name.
     pub files: Vec<InspectedFile>,
+    /// Every input file not read, with the reason, sorted by name.
+    pub ignored: Vec<IgnoredFile>,
+    /// The `benchmark_id` each file states, by file name (files stating none are not listed).
+    pub benchmark_ids: BTreeMap<String, String>,
     /// One entry per server-metrics export (JSON, CSV).
     pub server_metrics: Vec<ServerMetricsInfo>,
     /// Every endpoint seen in any export or scrape, sorted by URL.
@@ -274,6 +282,9 @@ pub struct LaunchInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub kv_offload_backend: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub enable_prefix_caching: Option<bool>,
 }
 
 /// `host:port` of a scrape URL: scheme, credentials and path dropped, host lowercased.
@@ -451,6 +462,7 @@ fn launch_info(launch: &LaunchFacts, seen: &BTreeSet<String>) -> LaunchInfo {
         not_scraped: named.into_iter().filter(|e| !seen.contains(e)).collect(),
         kv_offloading: launch.kv_offloading.clone(),
         kv_offload_backend: launch.kv_offload_backend.clone(),
+        enable_prefix_caching: launch.enable_prefix_caching,
     }
 }
 
@@ -708,6 +720,8 @@ pub fn inspect_run(run: &Run) -> RunInspection {
                 kind: f.kind,
             })
             .collect(),
+        ignored: run.ignored.clone(),
+        benchmark_ids: run.benchmark_ids.clone(),
         server_metrics,
         endpoints: endpoints
             .into_iter()

@@ -53,9 +53,10 @@ fn exit_codes() {
     assert_eq!(code, 2, "{err}");
     let (code, _, _) = kvledger(&["frobnicate"]);
     assert_eq!(code, 2);
+    // A file named on the command line must be recognisable.
     let (code, _, err) = kvledger(&["inspect", "Cargo.toml"]);
     assert_eq!(code, 1);
-    assert!(err.contains("NO_ARTIFACTS"), "{err}");
+    assert!(err.contains("UNKNOWN_FORMAT"), "{err}");
     let (code, _, err) = kvledger(&[
         "inspect",
         "--capture",

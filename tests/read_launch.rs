@@ -191,3 +191,61 @@ fn normalisation() {
         &["::1:80"],
     );
 }
+
+/// The producer's own spellings: `disagg` as its result writes it, env names inside a JSON
+/// file, booleans as Python and shells write them, the backend as its metadata object, and its
+/// other launch keys accepted unused.
+#[test]
+fn producer_aliases_and_boolean_spellings() {
+    let f = json(
+        r#"{"framework": "vllm", "disagg": false, "conc": 8, "hw": "mi355x", "tp": 4,
+            "is_multinode": false, "dp_attention": "false", "kv_offloading": "dram",
+            "kv_offload_backend": {"name": "lmcache", "version": "0.5.1"},
+            "SRT_AGG_ENDPOINTS": "localhost:8888", "ENABLE_PREFIX_CACHING": "False",
+            "RUNNER_TYPE": "mi355x-amds", "CONC": "8"}"#,
+    )
+    .unwrap();
+    assert_eq!(f.disaggregated, Some(false));
+    assert_eq!(f.enable_prefix_caching, Some(false));
+    assert_eq!(f.kv_offload_backend.as_deref(), Some("lmcache"));
+    assert_eq!(f.agg_endpoints, ["localhost:8888"]);
+    for (v, want) in [
+        ("true", true),
+        ("True", true),
+        ("1", true),
+        ("yes", true),
+        ("on", true),
+        ("False", false),
+        ("false", false),
+        ("0", false),
+        ("no", false),
+        ("OFF", false),
+    ] {
+        let text = format!(r#"{{"enable_prefix_caching": "{v}", "disagg": "{v}"}}"#);
+        let f = json(&text).unwrap();
+        assert_eq!(f.enable_prefix_caching, Some(want), "{v}");
+        assert_eq!(f.disaggregated, Some(want), "{v}");
+        let env = launch_from_env([("ENABLE_PREFIX_CACHING", v), ("DISAGG", v)]).unwrap();
+        assert_eq!(env.enable_prefix_caching, Some(want), "{v}");
+    }
+    let f = json(r#"{"enable_prefix_caching": true}"#).unwrap();
+    assert_eq!(f.enable_prefix_caching, Some(true));
+    assert_eq!(json("{}").unwrap().enable_prefix_caching, None);
+    // Two spellings of one key, a bad boolean, a typo: still refused by name.
+    refused(
+        json(r#"{"disagg": true, "disaggregated": true}"#),
+        &["disaggregated", "disagg"],
+    );
+    refused(
+        json(r#"{"enable_prefix_caching": "maybe"}"#),
+        &["enable_prefix_caching", "maybe"],
+    );
+    refused(
+        json(r#"{"enable_prefix_cache": true}"#),
+        &["enable_prefix_cache"],
+    );
+    refused(
+        json(r#"{"kv_offload_backend": {"version": "1"}}"#),
+        &["kv_offload_backend"],
+    );
+}

@@ -8,8 +8,8 @@
 
 use js_sys::{Array, BigInt, Object, Reflect, Uint8Array};
 use kvledger::wasm::{
-    contract_version, error_codes, inspect_run_js, is_kvledger_error, package_version,
-    InspectOptions, RunFileInput,
+    account_runs_js, contract_version, error_codes, inspect_run_js, inspect_runs_js,
+    is_kvledger_error, package_version, AccountOptions, InspectOptions, RunFileInput,
 };
 use tsify::Ts;
 use wasm_bindgen::prelude::*;
@@ -285,4 +285,162 @@ fn many_bad_calls_do_not_poison_the_module() {
         &literal_bigint(TIMESLICES, "last_fetch_ns")
     ));
     assert_eq!(contract_version(), "kvledger/1");
+}
+
+/// A dropped sweep folder: names are relative paths (`tests/fixtures/sweep`, one run broken).
+fn sweep_files() -> Vec<(&'static str, JsValue)> {
+    let text = |name: &'static str, t: &'static str| (name, text_file(name, t));
+    let png =
+        Uint8Array::from(&include_bytes!("fixtures/aiperf-folder/plots/ttft_over_time.png")[..]);
+    vec![
+        text("launch.json", include_str!("fixtures/sweep/launch.json")),
+        text("NOTES.md", include_str!("fixtures/sweep/NOTES.md")),
+        text(
+            "conc8/launch.json",
+            include_str!("fixtures/sweep/conc8/launch.json"),
+        ),
+        text(
+            "conc8/server_metrics_export.csv",
+            include_str!("fixtures/sweep/conc8/server_metrics_export.csv"),
+        ),
+        text(
+            "conc8/profile_export_aiperf.json",
+            include_str!("fixtures/sweep/conc8/profile_export_aiperf.json"),
+        ),
+        text(
+            "conc8/profile_export_aiperf.csv",
+            include_str!("fixtures/aiperf-folder/profile_export_aiperf.csv"),
+        ),
+        (
+            "conc8/plots/ttft.png",
+            obj(&[
+                ("name", "conc8/plots/ttft.png".into()),
+                ("bytes", png.into()),
+            ]),
+        ),
+        text(
+            "profile_runs/launch.json",
+            include_str!("fixtures/sweep/profile_runs/launch.json"),
+        ),
+        text(
+            "profile_runs/run_0001/profile_export.jsonl",
+            include_str!("fixtures/sweep/profile_runs/run_0001/profile_export.jsonl"),
+        ),
+        text(
+            "profile_runs/run_0001/profile_export_aiperf.json",
+            include_str!("fixtures/sweep/profile_runs/run_0001/profile_export_aiperf.json"),
+        ),
+        text(
+            "profile_runs/run_0002/server_metrics_export.json",
+            include_str!("fixtures/sweep/profile_runs/run_0002/server_metrics_export.json"),
+        ),
+        text(
+            "profile_runs/run_0002/profile_export_aiperf.json",
+            include_str!("fixtures/sweep/profile_runs/run_0002/profile_export_aiperf.json"),
+        ),
+    ]
+}
+
+fn account_runs(files: Vec<JsValue>, options: Option<JsValue>) -> Result<JsValue, JsValue> {
+    let files: Vec<Ts<RunFileInput>> = files.into_iter().map(Ts::new_unchecked).collect();
+    let options: Option<Ts<AccountOptions>> = options.map(Ts::new_unchecked);
+    account_runs_js(files, options).map(JsValue::from)
+}
+
+fn inspect_runs(files: Vec<JsValue>) -> Result<JsValue, JsValue> {
+    let files: Vec<Ts<RunFileInput>> = files.into_iter().map(Ts::new_unchecked).collect();
+    inspect_runs_js(files, None).map(JsValue::from)
+}
+
+fn stringify(v: &JsValue) -> String {
+    // Plain JSON.stringify refuses bigints: spell them as decimal strings for the comparison.
+    let replacer =
+        js_sys::Function::new_with_args("k, v", "return typeof v === 'bigint' ? v.toString() : v");
+    js_sys::JSON::stringify_with_replacer(v, &replacer)
+        .unwrap()
+        .as_string()
+        .unwrap()
+}
+
+#[wasm_bindgen_test]
+fn account_runs_groups_a_dropped_sweep_and_reports_the_broken_run_in_place() {
+    let files: Vec<JsValue> = sweep_files().into_iter().map(|(_, f)| f).collect();
+    let out = account_runs(files.clone(), None).expect("a sweep is never thrown");
+    let runs = Array::from(&out);
+    let names: Vec<String> = runs
+        .iter()
+        .map(|r| get(&r, "run").as_string().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["conc8", "profile_runs/run_0001", "profile_runs/run_0002"]
+    );
+    let conc8 = get(&runs.get(0), "result");
+    let validity = get(&conc8, "cache_validity");
+    assert!(validity.is_object(), "conc8 accounted");
+    // conc8's own launch.json (nearest) names its endpoint.
+    let unified = Array::from(&get(&get(&validity, "roles"), "unified"));
+    assert_eq!(
+        unified.get(0).as_string().as_deref(),
+        Some("http://localhost:8894/metrics")
+    );
+    assert!(!has(&runs.get(0), "error"));
+    assert!(get(&get(&runs.get(1), "result"), "cache_validity").is_object());
+    let broken = runs.get(2);
+    assert!(!has(&broken, "result"));
+    let err = get(&broken, "error");
+    assert_eq!(
+        get(&err, "code").as_string().as_deref(),
+        Some("JSON_SYNTAX")
+    );
+    assert_eq!(
+        get(&err, "file").as_string().as_deref(),
+        Some("profile_runs/run_0002/server_metrics_export.json")
+    );
+    assert!(get(&err, "line").as_f64().is_some());
+    assert!(!get(&err, "message")
+        .as_string()
+        .unwrap_or_default()
+        .is_empty());
+
+    // Whatever order the files are dropped in, the same result.
+    let mut reversed = files.clone();
+    reversed.reverse();
+    let again = account_runs(reversed, None).unwrap();
+    assert_eq!(stringify(&again), stringify(&out));
+
+    // The same path twice is a malformed call.
+    let mut twice = files;
+    twice.push(text_file("./conc8//launch.json", "{}"));
+    expect_error(account_runs(twice, None), "OptionsError", "BAD_OPTIONS");
+}
+
+#[wasm_bindgen_test]
+fn inspect_runs_lists_ignored_files_in_their_run() {
+    let files: Vec<JsValue> = sweep_files().into_iter().map(|(_, f)| f).collect();
+    let runs = Array::from(&inspect_runs(files).unwrap());
+    assert_eq!(runs.length(), 3);
+    let conc8 = get(&runs.get(0), "result");
+    let ignored: Vec<(String, String)> = Array::from(&get(&conc8, "ignored"))
+        .iter()
+        .map(|i| {
+            (
+                get(&i, "name").as_string().unwrap(),
+                get(&i, "reason").as_string().unwrap(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = ignored.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["conc8/plots/ttft.png", "conc8/profile_export_aiperf.csv"]
+    );
+    assert_eq!(ignored[1].1, "run summary as CSV: the JSON one is read");
+    let ids = get(&conc8, "benchmarkIds");
+    assert_eq!(
+        get(&ids, "conc8/profile_export_aiperf.json")
+            .as_string()
+            .as_deref(),
+        Some("882d2371-6690-41d8-94d6-8e3ccc626557")
+    );
 }

@@ -16,6 +16,17 @@ pub enum Role {
 }
 
 impl Role {
+    /// The role as the JSON output spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Prefill => "prefill",
+            Role::Decode => "decode",
+            Role::Unified => "unified",
+            Role::Frontend => "frontend",
+            Role::Excluded => "excluded",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Role> {
         match s.trim().to_ascii_lowercase().as_str() {
             "prefill" => Some(Role::Prefill),
@@ -42,4 +53,8 @@ pub struct LaunchFacts {
     pub kv_offloading: Option<String>,
     /// `KV_OFFLOAD_BACKEND` (e.g. `lmcache`, `native`, `mooncake`).
     pub kv_offload_backend: Option<String>,
+    /// `enable_prefix_caching` (`ENABLE_PREFIX_CACHING`): whether the engine was started with
+    /// prefix caching; `None` when the launcher did not say. `Some(false)` means the hit rate
+    /// is 0 by configuration (accounting notes `prefix_caching_disabled`).
+    pub enable_prefix_caching: Option<bool>,
 }

@@ -60,6 +60,12 @@ pub struct ServerMetricsExport {
     pub warmup_metrics: Vec<Family>,
     /// Families present in the file but not kept by the caller's family filter.
     pub skipped_families: u32,
+    /// JSON paths of repeated family keys (`metrics.vllm:prompt_tokens`,
+    /// `warmup_metrics.x`) whose value was identical to the first occurrence and was merged
+    /// into it, sorted. A non-identical repeat is refused (`DUPLICATE_KEY`). Accounting notes
+    /// `duplicate_family_merged` when this is not empty. (Repeated series within a family are
+    /// kept as written, not merged.)
+    pub merged_duplicates: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]

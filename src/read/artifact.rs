@@ -1,5 +1,9 @@
-//! Recognise what an input file is: by its name as AIPerf writes it (default names and the
-//! `--profile-export-prefix` variants), else by sniffing the first bytes.
+//! Recognise what an input file is: by its name **and extension** as AIPerf writes it (default
+//! names and the `--profile-export-prefix` variants), else by sniffing the first bytes.
+//!
+//! Every file is either read (an [`ArtifactKind`]) or ignored with a short reason: a real AIPerf
+//! folder holds Parquet and CSV twins of what is read, `inputs.json`, plots and logs, and none of
+//! them may fail a run.
 
 use serde::Serialize;
 
@@ -41,40 +45,69 @@ impl ArtifactKind {
             ArtifactKind::Other => "other",
         }
     }
+
+    /// Metrics or records: a folder holding one of these is a run (launch facts and capture
+    /// manifests only describe one).
+    pub fn defines_run(self) -> bool {
+        !matches!(
+            self,
+            ArtifactKind::Other | ArtifactKind::LaunchFacts | ArtifactKind::CaptureManifest
+        )
+    }
 }
 
-/// Classify a file from its name (a path or a bare name) and its first bytes.
+/// What a file name alone says about a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recognition {
+    /// A format kvledger reads.
+    Read(ArtifactKind),
+    /// A file kvledger does not read, with the reason shown to users.
+    Ignored(&'static str),
+    /// The name does not tell: the content must be sniffed.
+    Unknown,
+}
+
+/// Reason given for a file whose name and content match no format kvledger reads.
+pub const UNRECOGNISED: &str = "not a format kvledger reads";
+
+/// Classify a file from its name (a path or a bare name) and its first bytes: `Ok(kind)` when
+/// kvledger reads it, `Err(reason)` when it is ignored.
+pub fn recognise(name: &str, head: &[u8]) -> Result<ArtifactKind, &'static str> {
+    match recognise_name(name) {
+        Recognition::Read(kind) => Ok(kind),
+        Recognition::Ignored(reason) => Err(reason),
+        Recognition::Unknown => match sniff(&base_lower(name), head) {
+            ArtifactKind::Other => Err(UNRECOGNISED),
+            kind => Ok(kind),
+        },
+    }
+}
+
+/// Classify a file from its name and first bytes; ignored files are [`ArtifactKind::Other`].
 pub fn classify(name: &str, head: &[u8]) -> ArtifactKind {
-    let base = name
-        .rsplit(['/', '\\'])
+    recognise(name, head).unwrap_or(ArtifactKind::Other)
+}
+
+fn base_lower(name: &str) -> String {
+    name.rsplit(['/', '\\'])
         .next()
         .unwrap_or(name)
-        .to_ascii_lowercase();
-    if let Some(kind) = classify_by_name(&base) {
-        return kind;
-    }
-    sniff(&base, head)
+        .to_ascii_lowercase()
 }
 
-fn classify_by_name(base: &str) -> Option<ArtifactKind> {
-    let ext = base.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
-    let stem = base.strip_suffix(&format!(".{ext}")).unwrap_or(base);
-    // Files AIPerf writes beside the ones we read; never metrics or records.
-    const OTHER: [&str; 5] = [
-        "gpu_telemetry_export",
-        "profile_export_raw",
-        "inputs",
-        "profile_export_aiperf_timeslices",
-        "server_metrics_metadata",
-    ];
-    if OTHER
-        .iter()
-        .any(|o| stem == *o || stem.ends_with(&format!("_{o}")))
-    {
-        return Some(ArtifactKind::Other);
+/// Classify a file by its name and extension only (no content): what discovery over bare
+/// path lists (WASM drops, directory walks) can decide before any byte is read.
+pub fn recognise_name(name: &str) -> Recognition {
+    let base = base_lower(name);
+    let (stem, ext) = match base.rsplit_once('.') {
+        Some((s, e)) if !s.is_empty() => (s, e),
+        _ => (base.as_str(), ""),
+    };
+    if let Some(reason) = ignored_by_extension(ext) {
+        return Recognition::Ignored(reason);
     }
-    if stem.ends_with("_timeslices") || stem.ends_with("_raw") || ext == "parquet" {
-        return Some(ArtifactKind::Other);
+    if let Some(reason) = ignored_by_stem(stem) {
+        return Recognition::Ignored(reason);
     }
     let server = stem == "server_metrics_export"
         || stem.ends_with("_server_metrics")
@@ -82,26 +115,101 @@ fn classify_by_name(base: &str) -> Option<ArtifactKind> {
         || stem.ends_with("_server_metrics_export");
     if server {
         return match ext {
-            "json" => Some(ArtifactKind::ServerMetricsJson),
-            "csv" => Some(ArtifactKind::ServerMetricsCsv),
-            "jsonl" => Some(ArtifactKind::ServerMetricsJsonl),
-            _ => None,
+            "json" => Recognition::Read(ArtifactKind::ServerMetricsJson),
+            "csv" => Recognition::Read(ArtifactKind::ServerMetricsCsv),
+            "jsonl" => Recognition::Read(ArtifactKind::ServerMetricsJsonl),
+            _ => Recognition::Ignored("server metrics in a format kvledger does not read"),
         };
     }
-    if stem == "profile_export_aiperf" || (stem.ends_with("_aiperf") && ext == "json") {
-        return Some(ArtifactKind::RunSummary);
+    if stem == "profile_export_aiperf" || stem.ends_with("_aiperf") {
+        return match ext {
+            "json" => Recognition::Read(ArtifactKind::RunSummary),
+            "csv" => Recognition::Ignored("run summary as CSV: the JSON one is read"),
+            _ => Recognition::Ignored("run summary in a format kvledger does not read"),
+        };
     }
-    if stem == "profile_export" && ext == "jsonl" {
-        return Some(ArtifactKind::ProfileJsonl);
+    if stem == "profile_export" {
+        return match ext {
+            "jsonl" => Recognition::Read(ArtifactKind::ProfileJsonl),
+            _ => Recognition::Ignored("per-request records in a format kvledger does not read"),
+        };
     }
     if ext == "json" && (stem == "launch" || stem == "launch_facts" || stem.ends_with(".launch")) {
-        return Some(ArtifactKind::LaunchFacts);
+        return Recognition::Read(ArtifactKind::LaunchFacts);
     }
     if ext == "json" && (stem == "captures" || stem.ends_with(".captures")) {
-        return Some(ArtifactKind::CaptureManifest);
+        return Recognition::Read(ArtifactKind::CaptureManifest);
     }
     if matches!(ext, "prom" | "metrics") {
-        return Some(ArtifactKind::PrometheusText);
+        return Recognition::Read(ArtifactKind::PrometheusText);
+    }
+    if matches!(ext, "json" | "jsonl" | "csv" | "txt") || ext.is_empty() {
+        // Prefix-named exports (`run7.jsonl`) and captures saved as `.txt` show in their bytes.
+        return Recognition::Unknown;
+    }
+    Recognition::Ignored(UNRECOGNISED)
+}
+
+fn ignored_by_extension(ext: &str) -> Option<&'static str> {
+    Some(match ext {
+        "parquet" => "Parquet export: the JSON, CSV and JSONL exports are read",
+        "png" | "jpg" | "jpeg" | "svg" | "gif" | "webp" | "html" | "pdf" => {
+            "plot or report: not data"
+        }
+        "log" | "out" | "err" => "log file: not read",
+        "gz" | "zst" | "bz2" | "xz" | "zip" | "tar" | "tgz" => {
+            "compressed file: decompress it to have it read"
+        }
+        "md" | "yaml" | "yml" | "toml" | "py" | "sh" => UNRECOGNISED,
+        _ => return None,
+    })
+}
+
+/// Files AIPerf writes beside the ones kvledger reads (default and prefixed names).
+fn ignored_by_stem(stem: &str) -> Option<&'static str> {
+    const KNOWN: [(&str, &str); 7] = [
+        (
+            "profile_export_aiperf_timeslices",
+            "client-side timeslices: not used for cache accounting",
+        ),
+        (
+            "profile_export_aiperf_aggregate",
+            "multi-run aggregate: each run's own summary is read",
+        ),
+        (
+            "profile_export_raw",
+            "raw requests and responses: not used for cache accounting",
+        ),
+        (
+            "gpu_telemetry_export",
+            "GPU telemetry: not used for cache accounting",
+        ),
+        (
+            "gpu_telemetry",
+            "GPU telemetry: not used for cache accounting",
+        ),
+        (
+            "inputs",
+            "inputs sent to the server: not used for cache accounting",
+        ),
+        (
+            "server_metrics_metadata",
+            "scrape metadata of pre-0.4 exports: not needed",
+        ),
+    ];
+    for (name, reason) in KNOWN {
+        if stem == name || stem.ends_with(&format!("_{name}")) {
+            return Some(reason);
+        }
+    }
+    if stem.ends_with("_timeslices") {
+        return Some("client-side timeslices: not used for cache accounting");
+    }
+    if stem.ends_with("_raw") {
+        return Some("raw requests and responses: not used for cache accounting");
+    }
+    if stem.ends_with("_aggregate") {
+        return Some("multi-run aggregate: each run's own summary is read");
     }
     None
 }
@@ -241,5 +349,56 @@ mod tests {
             ),
             ServerMetricsJson
         );
+    }
+
+    #[test]
+    fn every_file_aiperf_writes_is_read_or_ignored_by_name() {
+        let read = [
+            ("server_metrics_export.json", ServerMetricsJson),
+            ("server_metrics_export.csv", ServerMetricsCsv),
+            ("server_metrics_export.jsonl", ServerMetricsJsonl),
+            ("profile_export.jsonl", ProfileJsonl),
+            ("profile_export_aiperf.json", RunSummary),
+        ];
+        for (name, kind) in read {
+            assert_eq!(recognise_name(name), Recognition::Read(kind), "{name}");
+        }
+        let ignored = [
+            "profile_export_aiperf.csv",
+            "server_metrics_export.parquet",
+            "profile_export.parquet",
+            "profile_export_raw.jsonl",
+            "inputs.json",
+            "gpu_telemetry_export.jsonl",
+            "gpu_telemetry_export.csv",
+            "profile_export_aiperf_timeslices.json",
+            "profile_export_aiperf_timeslices.csv",
+            "server_metrics_metadata.json",
+            "aggregate/profile_export_aiperf_aggregate.json",
+            "plots/ttft_over_time.png",
+            "logs/aiperf.log",
+            "run7_aiperf.csv",
+            "run7_gpu_telemetry.jsonl",
+            "server_metrics_export.json.gz",
+        ];
+        for name in ignored {
+            assert!(
+                matches!(recognise_name(name), Recognition::Ignored(_)),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn summary_csv_is_ignored_not_read_as_json() {
+        let csv = b"Metric,avg,min,max\nRequest Latency (ms),1.0,1.0,1.0\n";
+        assert_eq!(
+            recognise("aiperf_artifacts/profile_export_aiperf.csv", csv),
+            Err("run summary as CSV: the JSON one is read")
+        );
+        assert_eq!(classify("profile_export_aiperf.csv", csv), Other);
+        // Junk that sniffs as nothing is ignored with the generic reason.
+        assert_eq!(recognise("notes.txt", b"hello"), Err(UNRECOGNISED));
+        assert_eq!(recognise_name("dump.jsonl"), Recognition::Unknown);
     }
 }

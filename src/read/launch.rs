@@ -4,7 +4,10 @@
 //! JSON keys (each also accepted under its env-style uppercase name, given in brackets; giving
 //! both spellings of one key is refused):
 //! - `framework` (`FRAMEWORK`): string, stored trimmed and lowercase;
-//! - `disaggregated` (`DISAGG`): boolean, or a string `true|false|1|0|yes|no`;
+//! - `disaggregated` (`disagg`, as the producer's result writes it; `DISAGG`): a boolean, or
+//!   a string as launchers spell booleans (`true|false|1|0|yes|no|on|off`, any case, e.g.
+//!   `"True"`, `"False"`);
+//! - `enable_prefix_caching` (`ENABLE_PREFIX_CACHING`): a boolean in the same spellings;
 //! - `prefill_endpoints` (`SRT_PREFILL_ENDPOINTS`), `decode_endpoints`
 //!   (`SRT_DECODE_ENDPOINTS`), `agg_endpoints` (`SRT_AGG_ENDPOINTS`): an array of strings or
 //!   one comma-separated string;
@@ -12,9 +15,13 @@
 //!   `aggregated`, `frontend`/`router`, `excluded`);
 //! - `kv_offloading` (`KV_OFFLOADING`): `none|cpu|dram|ssd|disk|storage|remote`
 //!   (case-insensitive, stored lowercase);
-//! - `kv_offload_backend` (`KV_OFFLOAD_BACKEND`): string, stored trimmed.
+//! - `kv_offload_backend` (`KV_OFFLOAD_BACKEND`): string, stored trimmed, or the producer's
+//!   metadata object `{"name", "version"?}` (its `name` is the backend).
 //!
-//! `null` means absent. Any other key is refused (`LAUNCH_VALUE`): a typo must not be ignored.
+//! `null` means absent. The upstream producer's other launch keys (its result's `hw`, `conc`,
+//! `tp`, `is_multinode`, ... and the env names it reads: `IS_MULTINODE`, `TP`, `CONC`,
+//! `RUNNER_TYPE`, ...; see [`PRODUCER_KEYS`]) are accepted and not used, so its env or result
+//! can be given as is. Any other key is refused (`LAUNCH_VALUE`): a typo must not be ignored.
 //!
 //! Env: the same uppercase names; every other variable is ignored; an empty value counts as
 //! unset. Endpoint lists are comma-separated, items trimmed, empty items ignored.
@@ -34,10 +41,80 @@ use std::collections::BTreeMap;
 
 const OFFLOAD_TIERS: [&str; 7] = ["none", "cpu", "dram", "ssd", "disk", "storage", "remote"];
 
+/// Keys the upstream producer writes or reads (`research/producer.md` sections 1.5 and 6)
+/// that say nothing kvledger uses: accepted in a launch file, not read.
+pub const PRODUCER_KEYS: [&str; 62] = [
+    // Its result's top-level keys.
+    "hw",
+    "image",
+    "recipe_fingerprint",
+    "model",
+    "infmax_model_prefix",
+    "precision",
+    "spec_decoding",
+    "conc",
+    "is_multinode",
+    "scenario_type",
+    "tp",
+    "ep",
+    "pp",
+    "dcp_size",
+    "pcp_size",
+    "dp_attention",
+    "allocated_cpu_dram_gb",
+    "num_gpus",
+    "router",
+    "kv_p2p_transfer",
+    "dataset",
+    "prefill_num_workers",
+    "prefill_tp",
+    "prefill_pp",
+    "prefill_dcp_size",
+    "prefill_pcp_size",
+    "prefill_ep",
+    "prefill_dp_attention",
+    "prefill_hw",
+    "decode_num_workers",
+    "decode_tp",
+    "decode_pp",
+    "decode_dcp_size",
+    "decode_pcp_size",
+    "decode_ep",
+    "decode_dp_attention",
+    "decode_hw",
+    // The env it reads.
+    "IS_MULTINODE",
+    "TP",
+    "EP_SIZE",
+    "DP_ATTENTION",
+    "PP_SIZE",
+    "DCP_SIZE",
+    "PCP_SIZE",
+    "PREFILL_NUM_WORKERS",
+    "PREFILL_TP",
+    "PREFILL_EP",
+    "DECODE_NUM_WORKERS",
+    "DECODE_TP",
+    "DECODE_EP",
+    "RUNNER_TYPE",
+    "CONC",
+    "IMAGE",
+    "RECIPE_FINGERPRINT",
+    "MODEL",
+    "MODEL_PREFIX",
+    "PRECISION",
+    "SPEC_DECODING",
+    "TOTAL_CPU_DRAM_GB",
+    "ROUTER_METADATA",
+    "KV_P2P_TRANSFER",
+    "KV_OFFLOAD_BACKEND_METADATA",
+];
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Key {
     Framework,
     Disagg,
+    PrefixCaching,
     Prefill,
     Decode,
     Agg,
@@ -49,7 +126,8 @@ enum Key {
 fn key_of_json(k: &str) -> Option<Key> {
     Some(match k {
         "framework" | "FRAMEWORK" => Key::Framework,
-        "disaggregated" | "DISAGG" => Key::Disagg,
+        "disaggregated" | "disagg" | "DISAGG" => Key::Disagg,
+        "enable_prefix_caching" | "ENABLE_PREFIX_CACHING" => Key::PrefixCaching,
         "prefill_endpoints" | "SRT_PREFILL_ENDPOINTS" => Key::Prefill,
         "decode_endpoints" | "SRT_DECODE_ENDPOINTS" => Key::Decode,
         "agg_endpoints" | "SRT_AGG_ENDPOINTS" => Key::Agg,
@@ -64,6 +142,7 @@ fn key_of_env(k: &str) -> Option<Key> {
     Some(match k {
         "FRAMEWORK" => Key::Framework,
         "DISAGG" => Key::Disagg,
+        "ENABLE_PREFIX_CACHING" => Key::PrefixCaching,
         "SRT_PREFILL_ENDPOINTS" => Key::Prefill,
         "SRT_DECODE_ENDPOINTS" => Key::Decode,
         "SRT_AGG_ENDPOINTS" => Key::Agg,
@@ -81,11 +160,12 @@ fn bad(file: &str, name: &str, msg: impl Into<String>) -> ReadError {
     ReadError::new(ErrorCode::LaunchValue, file, pos, msg)
 }
 
-/// Parse a boolean as launchers write it.
+/// Parse a boolean as launchers write it (the producer accepts `1,true,yes,on`; Python
+/// writes `True`/`False`).
 fn parse_bool(s: &str) -> Option<bool> {
     match s.trim().to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" => Some(true),
-        "false" | "0" | "no" => Some(false),
+        "true" | "1" | "yes" | "on" => Some(true),
+        "false" | "0" | "no" | "off" => Some(false),
         _ => None,
     }
 }
@@ -196,7 +276,7 @@ impl<'a> Builder<'a> {
                 let t = v.trim();
                 self.facts.framework = (!t.is_empty()).then(|| t.to_ascii_lowercase());
             }
-            Key::Disagg => {
+            Key::Disagg | Key::PrefixCaching => {
                 if v.trim().is_empty() {
                     return Ok(());
                 }
@@ -204,10 +284,14 @@ impl<'a> Builder<'a> {
                     bad(
                         file,
                         name,
-                        format!("{name}=`{v}` is not a boolean (true/false/1/0/yes/no)"),
+                        format!("{name}=`{v}` is not a boolean (true/false/1/0/yes/no/on/off)"),
                     )
                 })?;
-                self.facts.disaggregated = Some(b);
+                if key == Key::Disagg {
+                    self.facts.disaggregated = Some(b);
+                } else {
+                    self.facts.enable_prefix_caching = Some(b);
+                }
             }
             Key::Prefill => self.facts.prefill_endpoints = split_list(file, name, v)?,
             Key::Decode => self.facts.decode_endpoints = split_list(file, name, v)?,
@@ -249,6 +333,19 @@ impl<'a> Builder<'a> {
                 self.facts.disaggregated = Some(*b);
                 Ok(())
             }
+            (Key::PrefixCaching, Value::Bool(b)) => {
+                self.facts.enable_prefix_caching = Some(*b);
+                Ok(())
+            }
+            // The producer writes the backend as metadata: `{"name": "lmcache", "version": ...}`.
+            (Key::KvBackend, Value::Object(meta)) => match meta.get("name") {
+                Some(Value::String(n)) => self.set_str(key, name, n),
+                _ => Err(bad(
+                    file,
+                    name,
+                    format!("{name}: `{v}` has no string `name` (the backend)"),
+                )),
+            },
             (Key::Prefill | Key::Decode | Key::Agg, Value::Array(items)) => {
                 let mut list = Vec::new();
                 for item in items {
@@ -331,7 +428,8 @@ impl<'a> Builder<'a> {
                         self.file,
                         "endpoint_roles",
                         format!(
-                            "endpoint `{ep}` is {role:?} in endpoint_roles but listed in {name}"
+                            "endpoint `{ep}` is {} in endpoint_roles but listed in {name}",
+                            role.as_str()
                         ),
                     ));
                 }
@@ -354,11 +452,14 @@ pub fn read_launch_json(file: &str, text: &str) -> Result<LaunchFacts, ReadError
     };
     let mut b = Builder::new(file);
     for (k, v) in &map {
+        if PRODUCER_KEYS.contains(&k.as_str()) {
+            continue;
+        }
         let Some(key) = key_of_json(k) else {
             return Err(bad(
                 file,
                 k,
-                format!("unknown key `{k}` (framework, disaggregated, prefill_endpoints, decode_endpoints, agg_endpoints, endpoint_roles, kv_offloading, kv_offload_backend, or their env names)"),
+                format!("unknown key `{k}` (framework, disaggregated, enable_prefix_caching, prefill_endpoints, decode_endpoints, agg_endpoints, endpoint_roles, kv_offloading, kv_offload_backend, their env names, or the producer's launch keys)"),
             ));
         };
         b.mark(key, k)?;

@@ -6,6 +6,7 @@
 //! `FamilyFilter` so unwanted families are skipped without being built.
 
 pub mod artifact;
+pub mod discover;
 pub mod filter;
 pub mod launch;
 pub mod names;
@@ -18,10 +19,11 @@ pub mod scrape_jsonl;
 pub mod server_csv;
 pub mod server_json;
 
-pub use artifact::{classify, ArtifactKind};
+pub use artifact::{classify, recognise, recognise_name, ArtifactKind, Recognition};
+pub use discover::{group_runs, group_runs_by, Discovery, RunGroup};
 pub use filter::FamilyFilter;
 pub use names::canonical_family;
-pub use run::{read_run, CaptureMeta, InputFile, Run, RunOptions};
+pub use run::{read_run, CaptureMeta, IgnoredFile, InputFile, Run, RunOptions};
 
 /// Where a Prometheus text capture was scraped from and when.
 pub use prometheus_text::read_prometheus_text;

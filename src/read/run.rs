@@ -1,6 +1,6 @@
 //! One benchmark point ("run") assembled from its files, whatever order they come in.
 
-use super::artifact::{classify, ArtifactKind};
+use super::artifact::{recognise, ArtifactKind};
 use super::filter::FamilyFilter;
 use super::launch::read_launch_json;
 use super::profile_jsonl::read_profile_jsonl;
@@ -58,7 +58,7 @@ impl<'a> InputFile<'a> {
     }
 
     /// The first bytes, for format sniffing.
-    fn head(&self) -> Result<Vec<u8>, ReadError> {
+    pub(crate) fn head(&self) -> Result<Vec<u8>, ReadError> {
         let mut buf = Vec::with_capacity(4096);
         self.open()?.take(4096).read_to_end(&mut buf).map_err(|e| {
             ReadError::whole(ErrorCode::Io, &self.name, format!("cannot read: {e}"))
@@ -114,11 +114,27 @@ pub struct RunFile {
     pub kind: ArtifactKind,
 }
 
+/// A file of the run that kvledger does not read, and why (e.g. `profile_export_aiperf.csv`:
+/// "run summary as CSV: the JSON one is read"). Never an error.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub struct IgnoredFile {
+    pub name: String,
+    pub reason: String,
+}
+
 /// Everything read for one benchmark point.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Run {
-    /// Inputs sorted by name.
+    /// Inputs that were read, sorted by name.
     pub files: Vec<RunFile>,
+    /// Inputs that were not read (other formats, plots, logs, a `launch.json` replaced by
+    /// explicit launch facts), sorted by name.
+    pub ignored: Vec<IgnoredFile>,
+    /// The `benchmark_id` each file states (server JSON and run summary top level, CSV header
+    /// comment), by file name; files stating none (`null`, `None`, absent) are not listed.
+    /// Files of one run should agree; accounting flags a mismatch.
+    pub benchmark_ids: BTreeMap<String, String>,
     pub server_json: Option<ServerMetricsExport>,
     pub server_csv: Option<ServerMetricsExport>,
     /// Raw scrapes from the JSONL and from Prometheus text captures, sorted by endpoint,
@@ -159,19 +175,43 @@ fn only_once<T>(slot: &mut Option<(String, T)>, name: &str, value: T) -> Result<
     Ok(())
 }
 
-/// Read every file of one run. Files are processed in name order, so the result does not
-/// depend on the order the caller lists them in.
-pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, ReadError> {
-    let mut order: Vec<&InputFile<'_>> = inputs.iter().collect();
-    order.sort_by(|a, b| a.name.cmp(&b.name));
-
+/// What each input is (in `order`), and the inputs not read with their reasons.
+fn recognise_all(
+    order: &[&InputFile<'_>],
+    options: &RunOptions,
+) -> Result<(Vec<ArtifactKind>, Vec<IgnoredFile>), ReadError> {
     let mut kinds = Vec::with_capacity(order.len());
-    for f in &order {
-        kinds.push(classify(&f.name, &f.head()?));
+    let mut ignored = Vec::new();
+    for f in order {
+        let kind = match recognise(&f.name, &f.head()?) {
+            // Explicit launch facts replace a launch file unread: a broken one must not fail.
+            Ok(ArtifactKind::LaunchFacts) if options.launch.is_some() => {
+                Err("launch facts replaced by the ones given explicitly")
+            }
+            other => other,
+        };
+        match kind {
+            Ok(kind) => kinds.push(kind),
+            Err(reason) => {
+                kinds.push(ArtifactKind::Other);
+                ignored.push(IgnoredFile {
+                    name: f.name.clone(),
+                    reason: reason.to_string(),
+                });
+            }
+        }
     }
+    Ok((kinds, ignored))
+}
 
+/// Capture metadata by base name: from `captures.json` manifests, then the caller's.
+fn capture_meta(
+    order: &[&InputFile<'_>],
+    kinds: &[ArtifactKind],
+    options: &RunOptions,
+) -> Result<BTreeMap<String, CaptureMeta>, ReadError> {
     let mut captures = BTreeMap::new();
-    for (f, kind) in order.iter().zip(&kinds) {
+    for (f, kind) in order.iter().zip(kinds) {
         if *kind == ArtifactKind::CaptureManifest {
             let text = f.read_text()?;
             let de = &mut serde_json::Deserializer::from_str(&text);
@@ -186,6 +226,39 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
     for (k, v) in &options.captures {
         captures.insert(base_name(k).to_string(), v.clone());
     }
+    Ok(captures)
+}
+
+/// Raw scrapes sorted by endpoint, then time (untimed last), then file and file order, with
+/// the file each came from (parallel vector).
+fn sort_scrapes(mut scrapes: Vec<(Scrape, String, usize)>) -> (Vec<Scrape>, Vec<String>) {
+    scrapes.sort_by(|(a, fa, sa), (b, fb, sb)| {
+        (
+            &a.endpoint_url,
+            a.timestamp_ns.is_none(),
+            a.timestamp_ns,
+            fa,
+            sa,
+        )
+            .cmp(&(
+                &b.endpoint_url,
+                b.timestamp_ns.is_none(),
+                b.timestamp_ns,
+                fb,
+                sb,
+            ))
+    });
+    scrapes.into_iter().map(|(s, f, _)| (s, f)).unzip()
+}
+
+/// Read every file of one run. Files are processed in name order, so the result does not
+/// depend on the order the caller lists them in.
+pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, ReadError> {
+    let mut order: Vec<&InputFile<'_>> = inputs.iter().collect();
+    order.sort_by(|a, b| a.name.cmp(&b.name));
+
+    let (kinds, mut ignored) = recognise_all(&order, options)?;
+    let captures = capture_meta(&order, &kinds, options)?;
 
     let mut server_json = None;
     let mut server_csv = None;
@@ -194,8 +267,19 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
     let mut launch_file = None;
     let mut scrapes: Vec<(Scrape, String, usize)> = Vec::new();
     let mut files = Vec::with_capacity(order.len());
+    let mut benchmark_ids = BTreeMap::new();
+    let mut note_id = |name: &str, id: &Option<String>| {
+        if let Some(id) = id.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
+            if id != "None" {
+                benchmark_ids.insert(name.to_string(), id.to_string());
+            }
+        }
+    };
 
     for (f, kind) in order.iter().zip(kinds) {
+        if kind == ArtifactKind::Other {
+            continue;
+        }
         files.push(RunFile {
             name: f.name.clone(),
             kind,
@@ -203,10 +287,12 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
         match kind {
             ArtifactKind::ServerMetricsJson => {
                 let export = read_server_metrics_json(&f.name, f.open()?, &options.families)?;
+                note_id(&f.name, &export.benchmark_id);
                 only_once(&mut server_json, &f.name, export)?;
             }
             ArtifactKind::ServerMetricsCsv => {
                 let export = read_server_metrics_csv(&f.name, f.open()?, &options.families)?;
+                note_id(&f.name, &export.benchmark_id);
                 only_once(&mut server_csv, &f.name, export)?;
             }
             ArtifactKind::ServerMetricsJsonl => {
@@ -231,6 +317,7 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
             }
             ArtifactKind::RunSummary => {
                 let s = read_run_summary(&f.name, f.open()?)?;
+                note_id(&f.name, &s.benchmark_id);
                 only_once(&mut summary, &f.name, s)?;
             }
             ArtifactKind::LaunchFacts => {
@@ -243,9 +330,9 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
 
     let recognised = files
         .iter()
-        .any(|f| !matches!(f.kind, ArtifactKind::Other | ArtifactKind::CaptureManifest));
+        .any(|f| f.kind != ArtifactKind::CaptureManifest);
     if !recognised {
-        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+        let names: Vec<&str> = order.iter().map(|f| f.name.as_str()).collect();
         return Err(ReadError::whole(
             ErrorCode::NoArtifacts,
             &names.join(", "),
@@ -253,27 +340,13 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
         ));
     }
 
-    scrapes.sort_by(|(a, fa, sa), (b, fb, sb)| {
-        (
-            &a.endpoint_url,
-            a.timestamp_ns.is_none(),
-            a.timestamp_ns,
-            fa,
-            sa,
-        )
-            .cmp(&(
-                &b.endpoint_url,
-                b.timestamp_ns.is_none(),
-                b.timestamp_ns,
-                fb,
-                sb,
-            ))
-    });
-    let (scrapes, scrape_files): (Vec<Scrape>, Vec<String>) =
-        scrapes.into_iter().map(|(s, f, _)| (s, f)).unzip();
+    let (scrapes, scrape_files) = sort_scrapes(scrapes);
 
+    ignored.sort();
     Ok(Run {
         files,
+        ignored,
+        benchmark_ids,
         server_json: server_json.map(|(_, v)| v),
         server_csv: server_csv.map(|(_, v)| v),
         scrapes,

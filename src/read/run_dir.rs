@@ -1,18 +1,24 @@
-//! Native discovery of one run directory as AIPerf writes it.
+//! Native discovery of the runs in a directory, as AIPerf and its harnesses lay them out.
 //!
-//! Candidate folders, shallow to deep: `dir`, `dir/run_0`, `dir/aiperf_artifacts`,
-//! `dir/aiperf_artifacts/run_0`. The deepest candidate holding a recognised artifact (by
-//! [`classify`] on the file name and its first 4 KiB) is the run; its recognised files are
-//! returned, plus launch facts (`launch.json` & co.), `captures.json` manifests and
-//! Prometheus captures lying in `dir` itself. Paths are sorted. Only regular files directly in
-//! a folder are considered (no recursion beyond the candidates).
+//! The tree is walked (hidden entries and symlinked folders skipped, depth and file count
+//! bounded), then grouped by the pure [`group_runs_by`](super::discover::group_runs_by) with
+//! names recognised by name and extension and, where the name does not tell, by the first
+//! 4 KiB. A folder that is one run (`dir`, `dir/aiperf_artifacts/`,
+//! `dir/aiperf_artifacts/run_0/`, with `dir/launch.json` and captures) gives one run; a sweep
+//! gives one per run folder.
 //!
 //! Plain `std::fs`: it compiles for wasm32 too, where it is simply never called.
 
-use super::artifact::{classify, ArtifactKind};
+use super::artifact::{recognise, recognise_name, Recognition};
+use super::discover::{group_runs_by, Discovery};
 use crate::error::{ErrorCode, ReadError};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+
+/// Deeper than any layout seen (`sweep/point/aiperf_artifacts/run_0/` is 4).
+const MAX_DEPTH: usize = 12;
+/// A directory with more files than this is not a results folder (e.g. a home directory).
+const MAX_FILES: usize = 100_000;
 
 fn io_err(path: &Path, what: &str, e: &std::io::Error) -> ReadError {
     ReadError::whole(
@@ -31,29 +37,8 @@ fn head(path: &Path) -> Result<Vec<u8>, ReadError> {
     Ok(buf)
 }
 
-/// Recognised files directly in `folder` (kind ≠ Other), sorted.
-fn recognised(folder: &Path) -> Result<Vec<(PathBuf, ArtifactKind)>, ReadError> {
-    let entries = std::fs::read_dir(folder).map_err(|e| io_err(folder, "list", &e))?;
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| io_err(folder, "list", &e))?;
-        let path = entry.path();
-        let ft = std::fs::metadata(&path).map_err(|e| io_err(&path, "stat", &e))?;
-        if !ft.is_file() {
-            continue;
-        }
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let kind = classify(&name, &head(&path)?);
-        if kind != ArtifactKind::Other {
-            out.push((path, kind));
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
-/// The artifact files of the one run in `dir`.
-pub fn discover(dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
+/// Every regular file below `dir`, as sorted `/`-separated relative paths.
+pub fn walk(dir: &Path) -> Result<Vec<String>, ReadError> {
     let meta = std::fs::metadata(dir).map_err(|e| io_err(dir, "open the directory", &e))?;
     if !meta.is_dir() {
         return Err(ReadError::whole(
@@ -62,53 +47,96 @@ pub fn discover(dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
             "not a directory",
         ));
     }
-    let top = recognised(dir)?;
-    let candidates = [
-        dir.join("aiperf_artifacts").join("run_0"),
-        dir.join("aiperf_artifacts"),
-        dir.join("run_0"),
-    ];
-    let mut chosen: Option<Vec<(PathBuf, ArtifactKind)>> = None;
-    for c in &candidates {
-        if c.is_dir() {
-            let found = recognised(c)?;
-            // A folder with only launch facts / manifests is not a run.
-            if found.iter().any(|(_, k)| is_metrics_or_records(*k)) {
-                chosen = Some(found);
-                break;
+    let mut out = Vec::new();
+    let mut stack: Vec<(PathBuf, String, usize)> = vec![(dir.to_path_buf(), String::new(), 0)];
+    while let Some((folder, rel, depth)) = stack.pop() {
+        let entries = std::fs::read_dir(&folder).map_err(|e| io_err(&folder, "list", &e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| io_err(&folder, "list", &e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            let rel_path = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            // symlink_metadata: a link to a folder is not followed (no cycles).
+            let ft = std::fs::symlink_metadata(&path).map_err(|e| io_err(&path, "stat", &e))?;
+            if ft.is_dir() {
+                if depth < MAX_DEPTH {
+                    stack.push((path, rel_path, depth + 1));
+                }
+            } else if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+                out.push(rel_path);
+                if out.len() > MAX_FILES {
+                    return Err(ReadError::whole(
+                        ErrorCode::Io,
+                        &dir.display().to_string(),
+                        format!("more than {MAX_FILES} files below this directory: not a results folder"),
+                    ));
+                }
             }
         }
     }
-    let mut files: Vec<(PathBuf, ArtifactKind)> = match chosen {
-        Some(mut found) => {
-            found.extend(top.into_iter().filter(|(_, k)| {
-                matches!(
-                    k,
-                    ArtifactKind::LaunchFacts
-                        | ArtifactKind::CaptureManifest
-                        | ArtifactKind::PrometheusText
-                )
-            }));
-            found
-        }
-        None => top,
-    };
-    files.sort();
-    files.dedup();
-    if !files.iter().any(|(_, k)| is_metrics_or_records(*k)) {
-        return Err(ReadError::whole(
-            ErrorCode::NoArtifacts,
-            &dir.display().to_string(),
-            "no AIPerf artifact in this directory, its run_0/, aiperf_artifacts/ or aiperf_artifacts/run_0/",
-        ));
-    }
-    let files: Vec<PathBuf> = files.into_iter().map(|(p, _)| p).collect();
-    Ok(files)
+    out.sort();
+    Ok(out)
 }
 
-fn is_metrics_or_records(k: ArtifactKind) -> bool {
-    !matches!(
-        k,
-        ArtifactKind::Other | ArtifactKind::LaunchFacts | ArtifactKind::CaptureManifest
+/// Recognition of a file below `dir`: by name, else by its first bytes. A file that cannot be
+/// read stays unknown here; reading its run reports the error.
+fn recognise_file(dir: &Path, rel: &str) -> Recognition {
+    match recognise_name(rel) {
+        Recognition::Unknown => match head(&dir.join(rel)) {
+            Ok(h) => match recognise(rel, &h) {
+                Ok(kind) => Recognition::Read(kind),
+                Err(reason) => Recognition::Ignored(reason),
+            },
+            Err(_) => Recognition::Unknown,
+        },
+        known => known,
+    }
+}
+
+/// The runs below `dir` (paths relative to `dir`); an error only when `dir` cannot be walked.
+pub fn discover_runs(dir: &Path) -> Result<Discovery, ReadError> {
+    let paths = walk(dir)?;
+    Ok(group_runs_by(&paths, |rel| recognise_file(dir, rel)))
+}
+
+/// The error for a directory holding no run.
+pub fn no_artifacts(dir: &Path) -> ReadError {
+    ReadError::whole(
+        ErrorCode::NoArtifacts,
+        &dir.display().to_string(),
+        "no AIPerf artifact in this directory or below it (expected server_metrics_export.{json,csv,jsonl}, profile_export.jsonl, profile_export_aiperf.json or Prometheus captures)",
     )
+}
+
+/// The files to read of the one run in `dir` (ignored files left out), sorted.
+pub fn discover(dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
+    let d = discover_runs(dir)?;
+    match d.runs.as_slice() {
+        [] => Err(no_artifacts(dir)),
+        [run] => Ok(run
+            .files
+            .iter()
+            .filter(|f| matches!(recognise_file(dir, f), Recognition::Read(_)))
+            .map(|f| dir.join(f))
+            .collect()),
+        runs => Err(ReadError::whole(
+            ErrorCode::DuplicateInput,
+            &dir.display().to_string(),
+            format!(
+                "this directory holds {} runs ({}): read them with discover_runs",
+                runs.len(),
+                runs.iter()
+                    .map(|r| r.root.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
 }

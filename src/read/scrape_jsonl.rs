@@ -252,7 +252,7 @@ impl<'de> Visitor<'de> for TimestampVisitor {
         Ok(Timestamp::Bad(format!("boolean {v}")))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Timestamp, E> {
-        Ok(Timestamp::Bad(format!("string {v:?}")))
+        Ok(Timestamp::Bad(format!("string `{v}`")))
     }
     fn visit_unit<E: de::Error>(self) -> Result<Timestamp, E> {
         Ok(Timestamp::Bad("null".to_string()))

@@ -196,6 +196,7 @@ pub fn read_server_metrics_csv<R: std::io::BufRead>(
         metrics: families.into_values().collect(),
         warmup_metrics: Vec::new(),
         skipped_families: u32::try_from(skipped.len()).unwrap_or(u32::MAX),
+        merged_duplicates: Vec::new(),
     })
 }
 

@@ -18,6 +18,7 @@ use crate::model::{
 use crate::read::FamilyFilter;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{BufReader, Read};
@@ -30,17 +31,28 @@ pub fn read_server_metrics_json<R: Read>(
 ) -> Result<ServerMetricsExport, ReadError> {
     // serde_json's reader pulls one byte at a time: buffer, or a raw `File` crawls.
     let mut input = BufReader::with_capacity(64 * 1024, ContentProbe::new(reader));
+    let dups = RefCell::new(Duplicates::default());
     let result = {
         let mut de = serde_json::Deserializer::from_reader(&mut input);
         let mut track = serde_path_to_error::Track::new();
-        let parsed = ExportSeed { filter }
-            .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
+        let parsed = ExportSeed {
+            filter,
+            dups: &dups,
+        }
+        .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
         match parsed {
             Ok(export) => de
                 .end()
                 .map(|()| export)
                 .map_err(|e| json_error(file, &e, None)),
-            Err(e) => Err(json_error(file, &e, Some(track.path().to_string()))),
+            Err(e) => Err(match dups.borrow_mut().refused_at.take() {
+                Some(path) => {
+                    let mut err = json_error(file, &e, Some(path));
+                    err.code = ErrorCode::DuplicateKey;
+                    err
+                }
+                None => json_error(file, &e, Some(track.path().to_string())),
+            }),
         }
     };
     result.map_err(|mut err| {
@@ -323,8 +335,21 @@ struct FamilyValue {
     series: Vec<Series>,
 }
 
-impl<'de> Deserialize<'de> for FamilyValue {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+/// Duplicates met while reading: identical ones merged (their JSON paths, for the note
+/// `duplicate_family_merged`), and where a non-identical one was refused (so the error gets
+/// `DUPLICATE_KEY` and the second occurrence's path instead of a generic shape error).
+#[derive(Default)]
+struct Duplicates {
+    merged: Vec<String>,
+    refused_at: Option<String>,
+}
+
+/// Reads one family value.
+struct FamilySeed;
+
+impl<'de> DeserializeSeed<'de> for FamilySeed {
+    type Value = FamilyValue;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<FamilyValue, D::Error> {
         let raw = RawFamily::deserialize(d)?;
         let metric_type = MetricType::parse(&raw.metric_type).ok_or_else(|| {
             de::Error::custom(format!(
@@ -332,6 +357,8 @@ impl<'de> Deserialize<'de> for FamilyValue {
                 raw.metric_type
             ))
         })?;
+        // Repeated series (same endpoint and labels) are kept as written: accounting sees both
+        // and decides (they are one pool that must agree), nothing is overwritten here.
         let series = raw
             .series
             .unwrap_or_default()
@@ -462,6 +489,8 @@ impl From<RawSummary> for ExportSummary {
 /// One `metrics`-shaped map: builds wanted families, skips the rest unbuilt.
 struct FamiliesSeed<'f> {
     filter: &'f FamilyFilter,
+    section: &'static str,
+    dups: &'f RefCell<Duplicates>,
 }
 
 /// The families kept and how many entries were skipped.
@@ -494,24 +523,43 @@ impl<'de> Visitor<'de> for FamiliesSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FamiliesOut, A::Error> {
-        let mut families = Vec::new();
+        let mut families: Vec<Family> = Vec::new();
+        let mut by_name: BTreeMap<String, usize> = BTreeMap::new();
         let mut skipped: u32 = 0;
         while let Some(name) = map.next_key::<String>()? {
             if self.filter.wants(&name) {
-                let v = map.next_value::<FamilyValue>()?;
-                families.push(Family {
+                let v = map.next_value_seed(FamilySeed)?;
+                let family = Family {
                     name,
                     metric_type: v.metric_type,
                     description: v.description,
                     unit: v.unit,
                     series: v.series,
-                });
+                };
+                // A repeated key: JSON parsers keep the last one, so the same bytes in another
+                // key order would price differently. Merge identical repeats, refuse others.
+                let path = format!("{}.{}", self.section, family.name);
+                match by_name.get(&family.name).and_then(|&i| families.get(i)) {
+                    Some(first) if *first == family => self.dups.borrow_mut().merged.push(path),
+                    Some(_) => {
+                        let msg = format!(
+                            "family `{}` appears twice in `{}` with different content: refusing to pick one",
+                            family.name, self.section
+                        );
+                        self.dups.borrow_mut().refused_at = Some(path);
+                        return Err(de::Error::custom(msg));
+                    }
+                    None => {
+                        by_name.insert(family.name.clone(), families.len());
+                        families.push(family);
+                    }
+                }
             } else {
                 map.next_value::<IgnoredAny>()?;
                 skipped = skipped.saturating_add(1);
             }
         }
-        // Writers sort by name, but nothing guarantees it; a stable sort keeps duplicates' order.
+        // Writers sort by name, but nothing guarantees it.
         families.sort_by(|a, b| a.name.cmp(&b.name));
         Ok((families, skipped))
     }
@@ -519,6 +567,7 @@ impl<'de> Visitor<'de> for FamiliesSeed<'_> {
 
 struct ExportSeed<'f> {
     filter: &'f FamilyFilter,
+    dups: &'f RefCell<Duplicates>,
 }
 
 impl<'de> DeserializeSeed<'de> for ExportSeed<'_> {
@@ -573,11 +622,15 @@ impl<'de> Visitor<'de> for ExportSeed<'_> {
                 "metrics" => {
                     metrics = Some(map.next_value_seed(FamiliesSeed {
                         filter: self.filter,
+                        section: "metrics",
+                        dups: self.dups,
                     })?)
                 }
                 _ => {
                     warmup = Some(map.next_value_seed(FamiliesSeed {
                         filter: self.filter,
+                        section: "warmup_metrics",
+                        dups: self.dups,
                     })?)
                 }
             }
@@ -594,6 +647,12 @@ impl<'de> Visitor<'de> for ExportSeed<'_> {
             metrics,
             warmup_metrics,
             skipped_families: skipped_p.saturating_add(skipped_w),
+            merged_duplicates: {
+                let mut m = std::mem::take(&mut self.dups.borrow_mut().merged);
+                m.sort();
+                m.dedup();
+                m
+            },
         })
     }
 }
@@ -705,5 +764,51 @@ mod tests {
         assert!(e.schema_version.is_none());
         assert!(e.metrics.is_empty() && e.warmup_metrics.is_empty());
         assert_eq!(e.summary, ExportSummary::default());
+    }
+
+    const FAM_A: &str = r#"{"type": "counter", "description": "d",
+      "series": [{"endpoint_url": "http://a/metrics", "stats": {"total": 5}}]}"#;
+    const FAM_B: &str = r#"{"type": "counter", "description": "d",
+      "series": [{"endpoint_url": "http://a/metrics", "stats": {"total": 9}}]}"#;
+
+    #[test]
+    fn identical_duplicate_families_merge_and_are_recorded() {
+        let text = format!(
+            r#"{{"metrics": {{"vllm:x": {FAM_A}, "vllm:y": {FAM_B}, "vllm:x": {FAM_A}}},
+                "warmup_metrics": {{"vllm:x": {FAM_A}, "vllm:x": {FAM_A}}}}}"#
+        );
+        let e = read(&text).expect("identical repeats merge");
+        assert_eq!(e.metrics.len(), 2);
+        assert_eq!(e.metrics[0].series.len(), 1);
+        assert_eq!(e.warmup_metrics.len(), 1);
+        assert_eq!(
+            e.merged_duplicates,
+            ["metrics.vllm:x", "warmup_metrics.vllm:x"]
+        );
+    }
+
+    #[test]
+    fn different_duplicate_families_are_refused_in_either_order() {
+        for (first, second) in [(FAM_A, FAM_B), (FAM_B, FAM_A)] {
+            let text =
+                format!("{{\"metrics\": {{\n\"vllm:x\": {first},\n\"vllm:x\": {second}\n}}}}");
+            let err = read(&text).expect_err("conflicting repeat");
+            assert_eq!(err.code, ErrorCode::DuplicateKey, "{err}");
+            assert_eq!(err.position.json_path.as_deref(), Some("metrics.vllm:x"));
+            assert!(err.message.contains("`vllm:x`"), "{}", err.message);
+            // The position is that of the second occurrence (after the first one's lines).
+            assert!(err.position.line.is_some_and(|l| l >= 4), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_filtered_out_duplicate_is_skipped_unread() {
+        let text =
+            format!(r#"{{"metrics": {{"other": {FAM_A}, "other": {FAM_B}, "vllm:x": {FAM_A}}}}}"#);
+        let e =
+            read_server_metrics_json("t.json", text.as_bytes(), &FamilyFilter::only(["vllm:x"]))
+                .expect("unwanted families are not compared");
+        assert_eq!(e.metrics.len(), 1);
+        assert_eq!(e.skipped_families, 2);
     }
 }

@@ -11,9 +11,10 @@
 pub mod pricing;
 
 use crate::account::{account_run, Accounting, Policy};
-use crate::error::{ErrorCode, ReadError};
+use crate::error::{ErrorCode, ErrorReport, ReadError};
 use crate::inspect::{inspect_run, RunInspection, CONTRACT_VERSION};
 use crate::read::{
+    discover::{read_runs, RunRead},
     launch::{launch_from_env, read_launch_json},
     read_run, CaptureMeta, FamilyFilter, InputFile, RunOptions,
 };
@@ -324,6 +325,18 @@ pub fn account_run_js(
     files: Vec<Ts<RunFileInput>>,
     options: Option<Ts<AccountOptions>>,
 ) -> Result<Ts<Accounting>, JsValue> {
+    let (options, policy) = account_options(options)?;
+    let owned = owned_files(files)?;
+    let inputs: Vec<InputFile<'_>> = owned
+        .iter()
+        .map(|f| InputFile::bytes(f.name.clone(), &f.content))
+        .collect();
+    let run = read_run(&inputs, &options).map_err(|e| read_error(&e))?;
+    account_run(&run, &policy).into_ts().map_err(output_error)
+}
+
+/// Options of `accountRun` / `accountRuns`, checked and converted.
+fn account_options(options: Option<Ts<AccountOptions>>) -> Result<(RunOptions, Policy), JsValue> {
     let opts = match options {
         Some(o) => {
             let mut allowed = INSPECT_OPTION_KEYS.to_vec();
@@ -335,18 +348,111 @@ pub fn account_run_js(
         None => AccountOptions::default(),
     };
     let policy = opts.policy.unwrap_or_default();
-    let inspect_opts = opts.run;
     policy
         .validate("options.policy")
         .map_err(|e| options_error(e.message))?;
-    let options = run_options(inspect_opts, crate::account::families_read())?;
+    let options = run_options(opts.run, crate::account::families_read())?;
+    Ok((options, policy))
+}
+
+/// Files whose names are relative paths, each name once.
+fn sweep_files(files: Vec<Ts<RunFileInput>>) -> Result<Vec<OwnedFile>, JsValue> {
     let owned = owned_files(files)?;
+    let mut seen = std::collections::BTreeSet::new();
+    for f in &owned {
+        if !seen.insert(crate::read::discover::normalise_path(&f.name)) {
+            return Err(options_error(format!(
+                "files: `{}` is given twice (names are relative paths)",
+                f.name
+            )));
+        }
+    }
+    Ok(owned)
+}
+
+/// `{run, result}` or `{run, error}` for each run, in the runs' order.
+fn outcomes(
+    runs: Vec<RunRead>,
+    result: impl Fn(&crate::read::Run) -> Result<JsValue, JsValue>,
+) -> Result<js_sys::Array, JsValue> {
+    let out = js_sys::Array::new();
+    for r in runs {
+        let entry = js_sys::Object::new();
+        set(&entry, "run", &JsValue::from_str(&r.run));
+        match &r.result {
+            Ok(run) => set(&entry, "result", &result(run)?),
+            Err(e) => {
+                let report =
+                    serde_wasm_bindgen::to_value(&ErrorReport::from(e)).map_err(output_error)?;
+                set(&entry, "error", &report);
+            }
+        }
+        out.push(&entry);
+    }
+    Ok(out)
+}
+
+/// Account every run among `files` (a dropped folder: each `name` is the file's relative path,
+/// e.g. `conc4/aiperf_artifacts/profile_export.jsonl`). Files are grouped into runs as the CLI
+/// groups a directory (a sweep gives one run per folder; files kvledger does not read are
+/// listed as ignored in their run) and each run is accounted on its own. Returns one
+/// `{run, result}` or `{run, error}` per run, sorted by the run's folder (`"."` for the top):
+/// an unreadable run is reported in its place and never stops the others. Throws only for a
+/// malformed call (`OptionsError`). Options are those of `accountRun`, applied to every run.
+#[wasm_bindgen(
+    js_name = accountRuns,
+    unchecked_return_type = "RunOutcome<Accounting>[]"
+)]
+pub fn account_runs_js(
+    files: Vec<Ts<RunFileInput>>,
+    options: Option<Ts<AccountOptions>>,
+) -> Result<js_sys::Array, JsValue> {
+    let (options, policy) = account_options(options)?;
+    let owned = sweep_files(files)?;
     let inputs: Vec<InputFile<'_>> = owned
         .iter()
         .map(|f| InputFile::bytes(f.name.clone(), &f.content))
         .collect();
-    let run = read_run(&inputs, &options).map_err(|e| read_error(&e))?;
-    account_run(&run, &policy).into_ts().map_err(output_error)
+    let (runs, _) = read_runs(&inputs, &options);
+    outcomes(runs, |run| {
+        account_run(run, &policy)
+            .into_ts()
+            .map(JsValue::from)
+            .map_err(output_error)
+    })
+}
+
+/// `inspectRun` for every run among `files` (grouped as `accountRuns` groups them): one
+/// `{run, result}` or `{run, error}` per run, sorted by the run's folder.
+#[wasm_bindgen(
+    js_name = inspectRuns,
+    unchecked_return_type = "RunOutcome<RunInspection>[]"
+)]
+pub fn inspect_runs_js(
+    files: Vec<Ts<RunFileInput>>,
+    options: Option<Ts<InspectOptions>>,
+) -> Result<js_sys::Array, JsValue> {
+    let opts = match options {
+        Some(o) => {
+            check_option_keys(&o.js_value(), &INSPECT_OPTION_KEYS)?;
+            o.to_rust()
+                .map_err(|e| options_error(format!("bad options: {e}")))?
+        }
+        None => InspectOptions::default(),
+    };
+    let options = run_options(opts, FamilyFilter::all())?;
+    let owned = sweep_files(files)?;
+    let inputs: Vec<InputFile<'_>> = owned
+        .iter()
+        .map(|f| InputFile::bytes(f.name.clone(), &f.content))
+        .collect();
+    let (runs, _) = read_runs(&inputs, &options);
+    outcomes(runs, |run| {
+        inspect_run(run)
+            .into_ts()
+            .map(JsValue::from)
+            .map_err(output_error)
+    })
 }
 
 /// The accounting contract this build implements (`"kvledger/1"`).

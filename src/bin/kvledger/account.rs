@@ -1,6 +1,6 @@
 //! `kvledger account`: the contract result of each run (verdict, rates with bounds, counters).
 
-use crate::run_args::{emit, parse_args, read_runs};
+use crate::run_args::{emit, parse_args, read_runs, word};
 use crate::Failure;
 use kvledger::account::output::{Bounds, Counters};
 use kvledger::account::rates::Rate;
@@ -57,19 +57,25 @@ pub fn print_table(label: &str, a: &Accounting) {
     let v = &a.cache_validity;
     println!("run: {label}");
     println!(
-        "  verdict: {}  pricing_eligible: {}  engine: {}  cpu: {:?}",
+        "  verdict: {}  pricing_eligible: {}  engine: {}  cpu: {}",
         v.status.as_str(),
         v.pricing_eligible,
         a.engine.map(|e| e.as_str()).unwrap_or("-"),
-        v.cpu_component
+        word(&v.cpu_component)
     );
     println!(
-        "  roles ({:?}): prefill {:?} unified {:?} decode {:?} frontend {:?} excluded {:?} unresolved {:?}",
-        v.roles.source, v.roles.prefill, v.roles.unified, v.roles.decode, v.roles.frontend, v.roles.excluded, v.roles.unresolved
+        "  roles ({}): prefill {}  unified {}  decode {}  frontend {}  excluded {}  unresolved {}",
+        word(&v.roles.source),
+        word(&v.roles.prefill),
+        word(&v.roles.unified),
+        word(&v.roles.decode),
+        word(&v.roles.frontend),
+        word(&v.roles.excluded),
+        word(&v.roles.unresolved)
     );
     println!(
-        "  window ({:?}): {} .. {}  evidence {:?}  straddles {}  gaps {}",
-        v.window.source,
+        "  window ({}): {} .. {}  evidence {}  straddles {}  gaps {}",
+        word(&v.window.source),
         v.window
             .start_ns
             .map(|n| n.to_string())
@@ -78,7 +84,7 @@ pub fn print_table(label: &str, a: &Accounting) {
             .end_ns
             .map(|n| n.to_string())
             .unwrap_or_else(|| "-".into()),
-        v.window.evidence,
+        word(&v.window.evidence),
         v.window.straddles,
         v.window.gaps
     );
@@ -103,8 +109,8 @@ pub fn print_table(label: &str, a: &Accounting) {
         rs.conserved
     );
     println!(
-        "  tokens ({:?}): prompt {}  generation {}   kv pool {}   theoretical {}",
-        a.tokens.source,
+        "  tokens ({}): prompt {}  generation {}   kv pool {}   theoretical {}",
+        word(&a.tokens.source),
         a.legacy
             .total_prompt_tokens
             .map(|t| t.to_string())
@@ -149,9 +155,11 @@ pub fn main(argv: impl Iterator<Item = String>) -> Result<(), Failure> {
         }
         None => Policy::default(),
     };
-    let results: Vec<(String, Accounting)> = read_runs(&args, kvledger::account::families_read())?
+    let runs = read_runs(&args, kvledger::account::families_read())?;
+    let results: Vec<(String, Result<Accounting, _>)> = runs
+        .runs
         .into_iter()
-        .map(|(label, run)| (label, account_run(&run, &policy)))
+        .map(|(label, run)| (label, run.map(|r| account_run(&r, &policy))))
         .collect();
-    emit(&results, args.json, print_table)
+    emit(&results, runs.sweep, &runs.stray, args.json, print_table)
 }

@@ -1,15 +1,8 @@
 //! `kvledger inspect`: what a run's artifacts contain.
 
-use crate::run_args::{emit, parse_args, read_runs, Args};
+use crate::run_args::{emit, parse_args, read_runs, word};
 use crate::Failure;
 use kvledger::inspect::{inspect_run, RunInspection};
-
-pub fn inspect(args: &Args) -> Result<Vec<(String, RunInspection)>, Failure> {
-    Ok(read_runs(args, kvledger::read::FamilyFilter::all())?
-        .into_iter()
-        .map(|(label, run)| (label, inspect_run(&run)))
-        .collect())
-}
 
 fn fmt_ns(ns: Option<u64>) -> String {
     ns.map(|n| n.to_string()).unwrap_or_else(|| "-".to_string())
@@ -20,10 +13,16 @@ pub fn print_table(label: &str, r: &RunInspection) {
     for f in &r.files {
         println!("  file  {:<22} {}", f.kind.as_str(), f.name);
     }
+    for f in &r.ignored {
+        println!("  ignored  {}  ({})", f.name, f.reason);
+    }
+    for (file, id) in &r.benchmark_ids {
+        println!("  benchmark_id  {id}  ({file})");
+    }
     for s in &r.server_metrics {
         println!(
-            "  server metrics ({:?}): schema {} aiperf {}  families {} (+{} warmup, {} skipped)  series {}  timeslices {}",
-            s.format,
+            "  server metrics ({}): schema {} aiperf {}  families {} (+{} warmup, {} skipped)  series {}  timeslices {}",
+            word(&s.format),
             s.schema_version.as_deref().unwrap_or("-"),
             s.aiperf_version.as_deref().unwrap_or("-"),
             s.families,
@@ -52,7 +51,7 @@ pub fn print_table(label: &str, r: &RunInspection) {
             }
             let role = e
                 .path_role
-                .map(|r| format!(" [{}]", format!("{r:?}").to_lowercase()))
+                .map(|r| format!(" [{}]", word(&r)))
                 .unwrap_or_default();
             println!(
                 "  {:<44} {:<14} {:>8} {:>7} {:>8} {:>6} {:>10} {:>7}  {}{}",
@@ -78,7 +77,7 @@ pub fn print_table(label: &str, r: &RunInspection) {
     for c in &r.window_candidates {
         println!(
             "  window candidate  {:<24} {} .. {}",
-            format!("{:?}", c.source),
+            word(&c.source),
             fmt_ns(Some(c.start_ns)),
             fmt_ns(Some(c.end_ns))
         );
@@ -109,14 +108,15 @@ pub fn print_table(label: &str, r: &RunInspection) {
     }
     if let Some(l) = &r.launch {
         println!(
-            "  launch: framework {} disaggregated {} prefill [{}] decode [{}] unified [{}] offloading {} backend {}",
+            "  launch: framework {} disaggregated {} prefill [{}] decode [{}] unified [{}] offloading {} backend {} prefix caching {}",
             l.framework.as_deref().unwrap_or("-"),
             l.disaggregated.map(|d| d.to_string()).unwrap_or_else(|| "-".into()),
             l.prefill.join(","),
             l.decode.join(","),
             l.unified.join(","),
             l.kv_offloading.as_deref().unwrap_or("-"),
-            l.kv_offload_backend.as_deref().unwrap_or("-")
+            l.kv_offload_backend.as_deref().unwrap_or("-"),
+            word(&l.enable_prefix_caching)
         );
     }
     for n in &r.notes {
@@ -127,6 +127,11 @@ pub fn print_table(label: &str, r: &RunInspection) {
 /// Run the subcommand with the arguments after `inspect`.
 pub fn main(argv: impl Iterator<Item = String>) -> Result<(), Failure> {
     let args = parse_args(argv, false)?;
-    let results = inspect(&args)?;
-    emit(&results, args.json, print_table)
+    let runs = read_runs(&args, kvledger::read::FamilyFilter::all())?;
+    let results: Vec<(String, Result<RunInspection, _>)> = runs
+        .runs
+        .into_iter()
+        .map(|(label, run)| (label, run.map(|r| inspect_run(&r))))
+        .collect();
+    emit(&results, runs.sweep, &runs.stray, args.json, print_table)
 }

@@ -22,17 +22,21 @@ USAGE:
     kvledger --version | --help
 
 A RUN_DIR is one benchmark point laid out as AIPerf writes it (the folder itself,
-aiperf_artifacts/ or aiperf_artifacts/run_0/). Several RUN_DIRs are inspected one by one;
-FILEs given together form one run.
+aiperf_artifacts/ or aiperf_artifacts/run_0/), or a sweep holding several (conc1/, conc4/,
+profile_runs/run_0001/, ...): each run is read on its own, an unreadable one is reported in its
+place. Several RUN_DIRs are read one by one; FILEs given together form one run. Files
+kvledger does not read (Parquet, CSV summary, inputs.json, plots, logs) are listed as ignored.
 
 OPTIONS:
-    --json                    machine-readable JSON (one object per run; an array for several)
+    --json                    machine-readable JSON (one object per run; an array for several;
+                              a sweep: one line per run, {run, result} or {run, error})
     --families A,B,...        keep only these metric families (any alias spelling)
     --family-prefix P,...     also keep families starting with these prefixes (e.g. vllm:)
-    --launch FILE             launch facts JSON (overrides a launch.json in the run)
+    --launch FILE             launch facts JSON (replaces a launch.json in the run, unread)
     --launch-env              launch facts from this process's FRAMEWORK, DISAGG,
                               SRT_PREFILL_ENDPOINTS, SRT_DECODE_ENDPOINTS, SRT_AGG_ENDPOINTS,
-                              KV_OFFLOADING, KV_OFFLOAD_BACKEND
+                              KV_OFFLOADING, KV_OFFLOAD_BACKEND, ENABLE_PREFIX_CACHING
+                              (replaces a launch.json in the run, unread)
     --capture FILE=URL[@NS]   endpoint URL and epoch-ns time of a Prometheus text capture
     --policy FILE             (account) policy JSON: max_rate_width, conservation_tolerance,
                               trust_phase_totals, cached_price_ratio
@@ -60,13 +64,16 @@ counters and token totals; --json gives the whole contract result.
 
 EXIT CODES:
     0  success (whatever the verdicts: a verdict is data)
-    1  an input could not be read (the stable error code is printed, e.g. JSON_SYNTAX)
+    1  an input could not be read (the stable error code is printed, e.g. JSON_SYNTAX); in a
+       sweep: any run could not be read (every run is printed first)
     2  usage error
 ";
 
 pub enum Failure {
     Usage(String),
     Read(ReadError),
+    /// Errors already printed in their place (a sweep's unreadable runs); the summary line.
+    Reported(String),
 }
 
 impl From<ReadError> for Failure {
@@ -106,6 +113,10 @@ fn main() -> ExitCode {
         }
         Err(Failure::Read(e)) => {
             eprintln!("kvledger: error {e}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Reported(summary)) => {
+            eprintln!("kvledger: {summary}");
             ExitCode::from(1)
         }
     }

@@ -1,10 +1,15 @@
 //! Options and run selection shared by the commands that read runs (`inspect`, `account`).
 
 use crate::Failure;
+use kvledger::error::RunOutcome;
+use kvledger::read::artifact::UNRECOGNISED;
 use kvledger::read::launch::{launch_from_env, read_launch_json};
-use kvledger::read::run_dir::discover;
-use kvledger::read::{read_run, CaptureMeta, FamilyFilter, InputFile, Run, RunOptions};
+use kvledger::read::run_dir::{discover_runs, no_artifacts};
+use kvledger::read::{
+    read_run, recognise, CaptureMeta, FamilyFilter, IgnoredFile, InputFile, Run, RunOptions,
+};
 use kvledger::ReadError;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Options shared by every command that reads runs.
@@ -122,16 +127,69 @@ pub fn options(args: &Args, default_families: FamilyFilter) -> Result<RunOptions
     })
 }
 
-/// Each directory is one run; loose files together form one more.
-pub fn runs(paths: &[PathBuf]) -> Result<Vec<(String, Vec<PathBuf>)>, Failure> {
-    let mut out = Vec::new();
+/// One run to read: its label, the files to read (display name, path) and the files found
+/// with it that discovery already decided not to read.
+struct RunInput {
+    label: String,
+    files: Vec<PathBuf>,
+    ignored: Vec<IgnoredFile>,
+}
+
+/// What the arguments name: runs, whether any directory was a sweep (several runs), and the
+/// files of sweeps that belong to no run.
+struct Selection {
+    runs: Vec<RunInput>,
+    sweep: bool,
+    stray: Vec<IgnoredFile>,
+}
+
+/// Each directory gives its runs (one, or several for a sweep); loose files together form one
+/// more run. A loose file named on the command line must be recognisable.
+fn select(paths: &[PathBuf]) -> Result<Selection, Failure> {
+    let mut sel = Selection {
+        runs: Vec::new(),
+        sweep: false,
+        stray: Vec::new(),
+    };
+    let dirs = paths.iter().filter(|p| p.is_dir()).count();
     let mut loose = Vec::new();
     for p in paths {
-        if p.is_dir() {
-            out.push((p.display().to_string(), discover(p)?));
-        } else {
+        if !p.is_dir() {
+            check_loose(p)?;
             loose.push(p.clone());
+            continue;
         }
+        let found = discover_runs(p)?;
+        if found.runs.is_empty() {
+            return Err(no_artifacts(p).into());
+        }
+        let display = |rel: &str| file_label(&p.join(rel));
+        let several = found.runs.len() > 1;
+        sel.sweep |= several;
+        for g in found.runs {
+            let label = match (several, dirs) {
+                (false, _) => file_label(p),
+                (true, 1) if !g.root.is_empty() => g.root.clone(),
+                _ => display(&g.root),
+            };
+            sel.runs.push(RunInput {
+                label,
+                files: g.files.iter().map(|f| p.join(f)).collect(),
+                ignored: g
+                    .ignored
+                    .iter()
+                    .map(|i| IgnoredFile {
+                        name: display(&i.name),
+                        reason: i.reason.clone(),
+                    })
+                    .collect(),
+            });
+        }
+        sel.stray
+            .extend(found.ignored.into_iter().map(|i| IgnoredFile {
+                name: display(&i.name),
+                reason: i.reason,
+            }));
     }
     if !loose.is_empty() {
         let label = loose
@@ -139,53 +197,158 @@ pub fn runs(paths: &[PathBuf]) -> Result<Vec<(String, Vec<PathBuf>)>, Failure> {
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()
             .join(" ");
-        out.push((label, loose));
+        sel.runs.push(RunInput {
+            label,
+            files: loose,
+            ignored: Vec::new(),
+        });
     }
-    Ok(out)
+    Ok(sel)
+}
+
+/// A file given by name must be a format kvledger knows (read, or ignored for a stated
+/// reason): an unrecognisable one is refused rather than silently dropped.
+fn check_loose(p: &Path) -> Result<(), Failure> {
+    let name = file_label(p);
+    let mut head = Vec::with_capacity(4096);
+    let f = std::fs::File::open(p).map_err(|e| {
+        ReadError::whole(kvledger::ErrorCode::Io, &name, format!("cannot open: {e}"))
+    })?;
+    f.take(4096).read_to_end(&mut head).map_err(|e| {
+        ReadError::whole(kvledger::ErrorCode::Io, &name, format!("cannot read: {e}"))
+    })?;
+    match recognise(&name, &head) {
+        Err(UNRECOGNISED) => Err(ReadError::whole(
+            kvledger::ErrorCode::UnknownFormat,
+            &name,
+            "not an AIPerf artifact, launch facts, capture manifest or Prometheus capture",
+        )
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 pub fn file_label(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// Read every run the arguments name, labelled for display.
-pub fn read_runs(
-    args: &Args,
-    default_families: FamilyFilter,
-) -> Result<Vec<(String, Run)>, Failure> {
+/// Every run the arguments name, each read on its own.
+pub struct Runs {
+    /// Label and run, or the error that stopped reading it, in argument then path order.
+    pub runs: Vec<(String, Result<Run, ReadError>)>,
+    /// A directory held several runs: output one result per run, errors in their place.
+    pub sweep: bool,
+    /// Files of sweeps that belong to no run.
+    pub stray: Vec<IgnoredFile>,
+}
+
+/// Read every run the arguments name. Outside a sweep the first unreadable run stops the
+/// command (as a single run always did); in a sweep each run's error is kept in its place.
+pub fn read_runs(args: &Args, default_families: FamilyFilter) -> Result<Runs, Failure> {
     let opts = options(args, default_families)?;
-    let mut out = Vec::new();
-    for (label, files) in runs(&args.paths)? {
-        let inputs: Vec<InputFile<'_>> = files
+    let sel = select(&args.paths)?;
+    let mut runs = Vec::with_capacity(sel.runs.len());
+    for r in sel.runs {
+        let inputs: Vec<InputFile<'_>> = r
+            .files
             .iter()
             .map(|p| InputFile::path(file_label(p), p.clone()))
             .collect();
-        out.push((label, read_run(&inputs, &opts)?));
+        let result = read_run(&inputs, &opts).map(|mut run| {
+            run.ignored.extend(r.ignored);
+            run.ignored.sort();
+            run
+        });
+        match result {
+            Err(e) if !sel.sweep => return Err(e.into()),
+            result => runs.push((r.label, result)),
+        }
     }
-    Ok(out)
+    Ok(Runs {
+        runs,
+        sweep: sel.sweep,
+        stray: sel.stray,
+    })
+}
+
+/// A run's error as the sweep outputs show it: code, file, position, message.
+pub fn error_line(e: &ReadError) -> String {
+    format!("error {e}")
 }
 
 /// Print one result per run: pretty JSON (an object for one run, an array for several) or the
-/// command's readable table.
+/// command's readable table. In a sweep, `--json` prints one line per run (`{"run", "result"}`
+/// or `{"run", "error"}`) and the text shows each run's error in its place; the command fails
+/// (exit 1, after printing every run) when any run could not be read.
 pub fn emit<T: serde::Serialize>(
-    results: &[(String, T)],
+    results: &[(String, Result<T, ReadError>)],
+    sweep: bool,
+    stray: &[IgnoredFile],
     json: bool,
     table: fn(&str, &T),
 ) -> Result<(), Failure> {
-    if json {
-        let text = match results {
-            [(_, one)] => serde_json::to_string_pretty(one),
-            _ => serde_json::to_string_pretty(&results.iter().map(|(_, r)| r).collect::<Vec<_>>()),
+    let ser = |e: serde_json::Error| Failure::Usage(format!("cannot serialise: {e}"));
+    if json && !sweep {
+        let ok: Vec<&T> = results
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().ok())
+            .collect();
+        let text = match ok.as_slice() {
+            [one] => serde_json::to_string_pretty(one),
+            _ => serde_json::to_string_pretty(&ok),
         };
-        let text = text.map_err(|e| Failure::Usage(format!("cannot serialise: {e}")))?;
-        println!("{text}");
+        println!("{}", text.map_err(ser)?);
+    } else if json {
+        for (label, r) in results {
+            let line = serde_json::to_string(&RunOutcome::new(label.as_str(), r.as_ref()));
+            println!("{}", line.map_err(ser)?);
+        }
     } else {
         for (i, (label, r)) in results.iter().enumerate() {
             if i > 0 {
                 println!();
             }
-            table(label, r);
+            match r {
+                Ok(v) => table(label, v),
+                Err(e) => {
+                    println!("run: {label}");
+                    println!("  {}", error_line(e));
+                }
+            }
+        }
+        if !stray.is_empty() {
+            println!();
+            println!("not in any run:");
+            for s in stray {
+                println!("  ignored  {}  ({})", s.name, s.reason);
+            }
         }
     }
+    let failed = results.iter().filter(|(_, r)| r.is_err()).count();
+    if failed > 0 {
+        return Err(Failure::Reported(format!(
+            "{failed} of {} runs could not be read",
+            results.len()
+        )));
+    }
     Ok(())
+}
+
+/// A value as the JSON output spells it, for text output: a string or number as is, `null`
+/// as `-`, a list joined with ", " (`-` when empty). Never a Rust debug form.
+pub fn word<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    fn plain(v: &serde_json::Value) -> String {
+        match v {
+            serde_json::Value::Null => "-".to_string(),
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Array(items) if items.is_empty() => "-".to_string(),
+            serde_json::Value::Array(items) => {
+                items.iter().map(plain).collect::<Vec<_>>().join(", ")
+            }
+            other => other.to_string(),
+        }
+    }
+    serde_json::to_value(v)
+        .map(|v| plain(&v))
+        .unwrap_or_else(|_| "-".to_string())
 }

@@ -1,0 +1,349 @@
+//! Which runs a folder tree holds, decided from relative paths alone (plus what each file is),
+//! so the native directory walker and the WASM build (dropped files carrying relative paths)
+//! group files the same way.
+//!
+//! Rules, in order:
+//! - a folder directly holding metrics or records (a server-metrics export, raw scrapes, a
+//!   Prometheus capture, `profile_export.jsonl`, a run summary) is a *run root* — unless another
+//!   run root lies below it: then the deeper ones are the runs (`aiperf_artifacts/run_0/` under
+//!   `aiperf_artifacts/`, `conc4/` under a sweep folder), and its own metrics are ignored;
+//! - every file in a run root or below it (plots, logs, Parquet twins) belongs to that run:
+//!   the run's reader reads it or lists it as ignored;
+//! - a file in a folder above runs: launch facts apply to every run below (the nearest
+//!   `launch.json` wins), and anything else joins the run when exactly one run lies below (the
+//!   AIPerf layout `DIR/aiperf_artifacts/` with `DIR/launch.json` and captures), else it is
+//!   ignored with a reason;
+//! - a file neither in, below nor above a run is ignored with a reason.
+//!
+//! Output is sorted (runs by root, files and ignored entries by path) whatever the input order.
+
+use super::artifact::{recognise, recognise_name, ArtifactKind, Recognition, UNRECOGNISED};
+use super::run::{read_run, IgnoredFile, InputFile, Run, RunOptions};
+use crate::error::ReadError;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One run found: its folder relative to the top (`""` when the top folder is the run), the
+/// files to read (relative to the top), and files attached to it that are not to be read
+/// (they belong in the run's ignored list).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunGroup {
+    pub root: String,
+    pub files: Vec<String>,
+    pub ignored: Vec<IgnoredFile>,
+}
+
+/// Every run of a tree, and the files that belong to none.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Discovery {
+    pub runs: Vec<RunGroup>,
+    pub ignored: Vec<IgnoredFile>,
+}
+
+/// Normalise a relative path: `/` separators, no empty or `.` components.
+pub fn normalise_path(p: &str) -> String {
+    p.split(['/', '\\'])
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn parent(p: &str) -> &str {
+    p.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
+}
+
+/// `dir` is `ancestor` or lies below it.
+fn within(dir: &str, ancestor: &str) -> bool {
+    ancestor.is_empty()
+        || dir == ancestor
+        || (dir.len() > ancestor.len()
+            && dir.starts_with(ancestor)
+            && dir.as_bytes().get(ancestor.len()) == Some(&b'/'))
+}
+
+/// A launch file lies in a folder between `dir` and `run` (deeper than `dir`): it is nearer
+/// to the run than one in `dir`, and wins.
+fn nearer_launch(files: &BTreeMap<String, Recognition>, dir: &str, run: &str) -> bool {
+    files.iter().any(|(p, r)| {
+        *r == Recognition::Read(ArtifactKind::LaunchFacts)
+            && parent(p) != dir
+            && within(parent(p), dir)
+            && within(run, parent(p))
+    })
+}
+
+/// Group paths into runs, recognising files by name and extension only.
+pub fn group_runs<S: AsRef<str>>(paths: &[S]) -> Discovery {
+    group_runs_by(paths, recognise_name)
+}
+
+/// Group paths into runs with the caller's recognition (e.g. one that sniffs content for names
+/// that do not tell: [`Recognition::Unknown`]).
+pub fn group_runs_by<S: AsRef<str>>(
+    paths: &[S],
+    recognition: impl Fn(&str) -> Recognition,
+) -> Discovery {
+    let files: BTreeMap<String, Recognition> = paths
+        .iter()
+        .map(|p| normalise_path(p.as_ref()))
+        .filter(|p| !p.is_empty())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .map(|p| {
+            let r = recognition(&p);
+            (p, r)
+        })
+        .collect();
+    let roots: BTreeSet<&str> = files
+        .iter()
+        .filter(|(_, r)| matches!(r, Recognition::Read(k) if k.defines_run()))
+        .map(|(p, _)| parent(p))
+        .collect();
+    // Runs are the deepest roots: a root with another root below it only holds runs.
+    let leaves: Vec<&str> = roots
+        .iter()
+        .copied()
+        .filter(|r| !roots.iter().any(|o| o != r && within(o, r)))
+        .collect();
+
+    let mut groups: BTreeMap<&str, RunGroup> = leaves
+        .iter()
+        .map(|r| {
+            let group = RunGroup {
+                root: r.to_string(),
+                files: Vec::new(),
+                ignored: Vec::new(),
+            };
+            (*r, group)
+        })
+        .collect();
+    let mut ignored = Vec::new();
+    let ignore = |list: &mut Vec<IgnoredFile>, name: &str, reason: &str| {
+        list.push(IgnoredFile {
+            name: name.to_string(),
+            reason: reason.to_string(),
+        })
+    };
+
+    for (path, rec) in &files {
+        let dir = parent(path);
+        if let Some(run) = leaves.iter().find(|r| within(dir, r)) {
+            if let Some(g) = groups.get_mut(run) {
+                g.files.push(path.clone());
+            }
+            continue;
+        }
+        let below: Vec<&str> = leaves.iter().copied().filter(|r| within(r, dir)).collect();
+        let reason = match rec {
+            Recognition::Ignored(reason) => reason,
+            Recognition::Unknown | Recognition::Read(_) => UNRECOGNISED,
+        };
+        match (*rec, below.as_slice()) {
+            (Recognition::Read(_), []) => ignore(
+                &mut ignored,
+                path,
+                "not beside or above a run's metrics or records",
+            ),
+            (Recognition::Read(ArtifactKind::LaunchFacts), _) => {
+                for run in below.iter().filter(|r| !nearer_launch(&files, dir, r)) {
+                    if let Some(g) = groups.get_mut(run) {
+                        g.files.push(path.clone());
+                    }
+                }
+            }
+            (Recognition::Read(kind), [one]) => {
+                let Some(g) = groups.get_mut(one) else {
+                    continue;
+                };
+                if kind.defines_run() && kind != ArtifactKind::PrometheusText {
+                    ignore(
+                        &mut g.ignored,
+                        path,
+                        "beside a run in a subfolder: the subfolder's files are read",
+                    );
+                } else {
+                    g.files.push(path.clone());
+                }
+            }
+            (Recognition::Read(_), _) => ignore(
+                &mut ignored,
+                path,
+                "beside several runs in subfolders: each subfolder is read as its own run",
+            ),
+            (_, [one]) => {
+                if let Some(g) = groups.get_mut(one) {
+                    ignore(&mut g.ignored, path, reason);
+                }
+            }
+            (_, _) => ignore(&mut ignored, path, reason),
+        }
+    }
+    let runs = groups
+        .into_values()
+        .map(|mut g| {
+            g.files.sort();
+            g.ignored.sort();
+            g
+        })
+        .collect();
+    ignored.sort();
+    Discovery { runs, ignored }
+}
+
+/// One run of a set of files: its root (`.` for the top folder) and the run, or the error
+/// that stopped reading it.
+#[derive(Debug)]
+pub struct RunRead {
+    pub run: String,
+    pub result: Result<Run, ReadError>,
+}
+
+/// Group files whose names are relative paths into runs (names recognised as [`group_runs`]
+/// does, content sniffed where the name does not tell) and read each run on its own: one
+/// unreadable run never stops the others. Sorted by root. The files of no run are returned
+/// beside.
+pub fn read_runs(
+    inputs: &[InputFile<'_>],
+    options: &RunOptions,
+) -> (Vec<RunRead>, Vec<IgnoredFile>) {
+    let by_path: BTreeMap<String, &InputFile<'_>> = inputs
+        .iter()
+        .map(|f| (normalise_path(&f.name), f))
+        .collect();
+    let names: Vec<&String> = by_path.keys().collect();
+    let discovery = group_runs_by(&names, |p| match recognise_name(p) {
+        Recognition::Unknown => match by_path.get(p).map(|f| f.head()) {
+            Some(Ok(head)) => match recognise(p, &head) {
+                Ok(kind) => Recognition::Read(kind),
+                Err(reason) => Recognition::Ignored(reason),
+            },
+            // Unreadable: left to its run's reader, which reports the error.
+            _ => Recognition::Unknown,
+        },
+        known => known,
+    });
+    let runs = discovery
+        .runs
+        .into_iter()
+        .map(|g| {
+            let files: Vec<InputFile<'_>> = g
+                .files
+                .iter()
+                .filter_map(|p| by_path.get(p).map(|f| (*f).clone()))
+                .collect();
+            let result = read_run(&files, options).map(|mut run| {
+                run.ignored.extend(g.ignored);
+                run.ignored.sort();
+                run
+            });
+            let run = if g.root.is_empty() {
+                ".".to_string()
+            } else {
+                g.root
+            };
+            RunRead { run, result }
+        })
+        .collect();
+    (runs, discovery.ignored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roots(d: &Discovery) -> Vec<&str> {
+        d.runs.iter().map(|r| r.root.as_str()).collect()
+    }
+
+    #[test]
+    fn one_aiperf_folder_is_one_run_with_its_launch_and_captures() {
+        let d = group_runs(&[
+            "launch.json",
+            "captures.json",
+            "before.prom",
+            "server.log",
+            "aiperf_artifacts/profile_export.jsonl",
+            "aiperf_artifacts/profile_export_aiperf.json",
+            "aiperf_artifacts/profile_export_aiperf.csv",
+            "aiperf_artifacts/plots/ttft.png",
+        ]);
+        assert_eq!(roots(&d), ["aiperf_artifacts"]);
+        let run = &d.runs[0];
+        assert_eq!(
+            run.files,
+            [
+                "aiperf_artifacts/plots/ttft.png",
+                "aiperf_artifacts/profile_export.jsonl",
+                "aiperf_artifacts/profile_export_aiperf.csv",
+                "aiperf_artifacts/profile_export_aiperf.json",
+                "before.prom",
+                "captures.json",
+                "launch.json",
+            ]
+        );
+        assert_eq!(run.ignored.len(), 1);
+        assert_eq!(run.ignored[0].name, "server.log");
+        assert!(d.ignored.is_empty());
+    }
+
+    #[test]
+    fn deepest_folder_with_metrics_is_the_run() {
+        let d = group_runs(&[
+            "aiperf_artifacts/profile_export_aiperf.json",
+            "aiperf_artifacts/run_0/server_metrics_export.csv",
+            "aiperf_artifacts/run_0/profile_export.jsonl",
+        ]);
+        assert_eq!(roots(&d), ["aiperf_artifacts/run_0"]);
+        assert_eq!(
+            d.runs[0].ignored[0].name,
+            "aiperf_artifacts/profile_export_aiperf.json"
+        );
+    }
+
+    #[test]
+    fn sweep_layouts_and_order_independence() {
+        let mut paths = vec![
+            "launch.json",
+            "README.md",
+            "conc1/server_metrics_export.csv",
+            "conc1/profile_export_aiperf.json",
+            "conc4/aiperf_artifacts/server_metrics_export.json",
+            "conc4/launch.json",
+            "profile_runs/run_0001/profile_export.jsonl",
+            "profile_runs/run_0002/profile_export.jsonl",
+            "stray.prom",
+            "results/agentic/aiperf_artifacts/run_0/server_metrics_export.json",
+            "results/agentic/server.log",
+        ];
+        let d = group_runs(&paths);
+        assert_eq!(
+            roots(&d),
+            [
+                "conc1",
+                "conc4/aiperf_artifacts",
+                "profile_runs/run_0001",
+                "profile_runs/run_0002",
+                "results/agentic/aiperf_artifacts/run_0",
+            ]
+        );
+        // The nearest launch.json wins; the top one applies to the others.
+        assert!(d.runs[0].files.contains(&"launch.json".to_string()));
+        assert!(d.runs[1].files.contains(&"conc4/launch.json".to_string()));
+        assert!(!d.runs[1].files.contains(&"launch.json".to_string()));
+        // A capture above several runs belongs to none of them.
+        let top: Vec<&str> = d.ignored.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(top, ["README.md", "stray.prom"]);
+        assert_eq!(d.runs[4].ignored[0].name, "results/agentic/server.log");
+        paths.reverse();
+        let backslashed: Vec<String> = paths.iter().map(|p| p.replace('/', "\\")).collect();
+        assert_eq!(group_runs(&paths), d);
+        assert_eq!(group_runs(&backslashed), d);
+    }
+
+    #[test]
+    fn nothing_to_read() {
+        let d = group_runs(&["plots/a.png", "inputs.json", "notes"]);
+        assert!(d.runs.is_empty());
+        assert_eq!(d.ignored.len(), 3);
+    }
+}
