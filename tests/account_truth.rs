@@ -81,7 +81,7 @@ fn spec(i: u64, rng: &mut Rng) -> SynthSpec {
     } else {
         Vec::new()
     };
-    SynthSpec {
+    let mut spec = SynthSpec {
         engine,
         variant_legacy: rng.chance(0.2),
         topology,
@@ -100,9 +100,16 @@ fn spec(i: u64, rng: &mut Rng) -> SynthSpec {
         } else {
             Schema::V1_0
         },
+        // Every evidence kind alone and together: JSON + CSV + JSONL, JSONL only, CSV only.
         jsonl: rng.chance(0.7),
+        json: rng.chance(0.85),
+        csv: rng.chance(0.5),
         ..SynthSpec::default()
+    };
+    if !(spec.json || spec.csv || spec.jsonl) {
+        spec.jsonl = true;
     }
+    spec
 }
 
 fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -125,12 +132,16 @@ fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-fn account(files: &[(String, Vec<u8>)]) -> Accounting {
+fn read(files: &[(String, Vec<u8>)]) -> Result<kvledger::read::Run, kvledger::ReadError> {
     let inputs: Vec<InputFile<'_>> = files
         .iter()
         .map(|(n, b)| InputFile::bytes(n.clone(), b))
         .collect();
-    let run = read_run(&inputs, &RunOptions::default()).expect("generated run reads");
+    read_run(&inputs, &RunOptions::default())
+}
+
+fn account(files: &[(String, Vec<u8>)]) -> Accounting {
+    let run = read(files).expect("generated run reads");
     account_run(&run, &Policy::default())
 }
 
@@ -174,6 +185,14 @@ fn check_spec(i: u64, spec: SynthSpec, tmp: &Path) -> Result<(), String> {
         serde_json::from_slice(&std::fs::read(dir.join("truth.json")).map_err(|e| e.to_string())?)
             .map_err(|e| e.to_string())?;
     let files = files_of(&dir);
+    // A run the truth says cannot be read must fail with that code, and nothing else.
+    if let Some(code) = truth["expected"]["read_error"].as_str() {
+        return match read(&files) {
+            Err(e) if e.code.as_str() == code => Ok(()),
+            Err(e) => Err(format!("run {i}: read error {} expected {code}", e.code.as_str())),
+            Ok(_) => Err(format!("run {i}: read, but the truth expects {code}")),
+        };
+    }
     let a = account(&files);
     let v = &a.cache_validity;
     let expected = &truth["expected"];

@@ -6,6 +6,7 @@
 use crate::model::{
     Family, Labels, MetricType, SampleValue, ServerMetricsExport, Stats, Timeslice,
 };
+use super::verdict::{Reason, ReasonCode};
 use crate::read::names::canonical_family;
 use crate::read::Run;
 use std::collections::{BTreeMap, BTreeSet};
@@ -87,6 +88,8 @@ pub struct Evidence {
     pub endpoints: BTreeSet<String>,
     /// Endpoints seen only through captures without a time.
     pub untimed_endpoints: BTreeSet<String>,
+    /// Families an export repeated with identical content, merged by the reader.
+    pub merged_duplicates: Vec<String>,
 }
 
 /// The process collector's start time: a change means the process restarted.
@@ -181,6 +184,8 @@ impl Evidence {
             c.last_ns = info.last_update_ns.or(info.last_fetch_ns).or(c.last_ns);
         }
         self.stats_source = Some(source);
+        self.merged_duplicates
+            .extend(export.merged_duplicates.iter().map(|d| format!("{source}: {d}")));
     }
 
     /// The CSV twin of the JSON export: its counter totals are kept beside the JSON's so a
@@ -323,6 +328,29 @@ pub fn collect(run: &Run) -> Evidence {
         .collect();
     ev.endpoints.extend(named);
     ev
+}
+
+/// What the evidence itself says about how it was read: exports' repeated families merged
+/// (`duplicate_family_merged`) and endpoints seen only in untimed captures (`untimed_capture`).
+pub fn notes(ev: &Evidence, reasons: &mut Vec<Reason>) {
+    if !ev.merged_duplicates.is_empty() {
+        reasons.push(Reason::new(
+            ReasonCode::DuplicateFamilyMerged,
+            format!(
+                "repeated with identical content and merged: {}",
+                ev.merged_duplicates.join(", ")
+            ),
+        ));
+    }
+    for url in &ev.untimed_endpoints {
+        reasons.push(
+            Reason::new(
+                ReasonCode::UntimedCapture,
+                "seen only in a capture without a time: its labels decide roles and engine, its values bound nothing",
+            )
+            .at(url.clone()),
+        );
+    }
 }
 
 /// Sort a series' samples by time. The same instant twice with the same value is one sample

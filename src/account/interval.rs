@@ -108,7 +108,8 @@ pub struct Bounded {
     pub reset: bool,
     /// Some value is NaN, infinite or negative.
     pub non_finite: bool,
-    /// Two kinds of evidence contradict each other (the interval is their hull).
+    /// Two kinds of evidence contradict each other (the interval is their hull). Samples
+    /// contradicting each other at one instant are reported per series by the pools stage.
     pub conflict: bool,
 }
 
@@ -388,7 +389,7 @@ pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounde
         gaps: 0,
         reset: at.restarted,
         non_finite: non_finite || !telemetry.is_finite(),
-        conflict: ev.sample_conflict || csv_disagrees,
+        conflict: csv_disagrees,
     };
     let Some(w) = at.window else {
         return result;

@@ -96,6 +96,7 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
     let decisions = roles::assign(&eps.facts, launch, &mut reasons);
     let dep = roles::Deployment::new(decisions, &eps.engines);
     let missing = presence::check(&ev, &eps.engines, &dep, launch, &mut reasons);
+    evidence::notes(&ev, &mut reasons);
     let window = window::profiling_window(run, &mut reasons);
     window::check_records(run, &window, &mut reasons);
     let ctx = Ctx {
@@ -105,15 +106,12 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
         tiers: tier_context(run),
         restarts: resets::restarts(&ev, window.window),
     };
+    let generation = |u: &str| {
+        let e = eps.engines.get(u)?;
+        tokens::family_estimate(&ctx, &[&u.to_string()], diagnostics::generation_family(*e))
+    };
+    let dep = roles::check_shapes(dep, &eps.engines, generation, &mut reasons);
     let counted = pools::count(&ctx, &eps.engines, &dep, &mut reasons);
-    roles::check_shapes(
-        &dep,
-        |u| {
-            let e = eps.engines.get(u)?;
-            tokens::family_estimate(&ctx, &[&u.to_string()], diagnostics::generation_family(*e))
-        },
-        &mut reasons,
-    );
     let sums = priced::sum(
         &counted.per_endpoint,
         &dep.priced,
@@ -140,6 +138,7 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
         policy.conservation_tolerance,
         &mut reasons,
     );
+    request_scope::check_benchmark(&run.benchmark_ids, &mut reasons);
     let scopes = scope::decide(
         &dep,
         launch,

@@ -77,7 +77,7 @@ pub fn count(
         }
         out.ratio_gauges
             .extend(assessment.ratio_gauges.iter().cloned());
-        if priced {
+        if priced || dep.withdrawn.contains(url) {
             out.hits_uncounted |= assessment
                 .reasons
                 .iter()
@@ -85,6 +85,7 @@ pub fn count(
             reasons.extend(assessment.reasons);
             out.cpu_measured_all &= assessment.cpu_measured;
             out.tier_aliases.extend(assessment.tier_aliases);
+            sample_conflicts(ctx, url, reasons);
             if let Some(why) = ctx.restarts.get(url) {
                 reasons.push(
                     Reason::new(ReasonCode::CounterReset, why.clone())
@@ -105,6 +106,28 @@ pub fn count(
         out.per_endpoint.insert(url.clone(), counters);
     }
     out
+}
+
+/// Any series of a priced endpoint (canonical or diagnostic) with two samples at one
+/// timestamp that differ: the scrape file contradicts itself.
+fn sample_conflicts(ctx: &Ctx<'_>, endpoint: &str, reasons: &mut Vec<Reason>) {
+    let families: BTreeSet<&str> = ctx
+        .ev
+        .series
+        .iter()
+        .filter(|(k, e)| k.endpoint_url == endpoint && e.sample_conflict)
+        .map(|(k, _)| k.spelling.as_str())
+        .collect();
+    for family in families {
+        reasons.push(
+            Reason::new(
+                ReasonCode::EvidenceConflict,
+                "two raw samples of this counter at one timestamp carry different values: the scrapes contradict each other, so they bound nothing",
+            )
+            .at(endpoint)
+            .metric(family),
+        );
+    }
 }
 
 fn labels_without_replicas(l: &Labels) -> Labels {

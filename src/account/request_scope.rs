@@ -85,6 +85,13 @@ pub fn check(
         };
     };
     let mut conserved = true;
+    if c.profiling_records == 0 {
+        conserved = false;
+        reasons.push(Reason::new(
+            ReasonCode::NoRequestRecords,
+            "the per-request export has no profiling records: the requests behind the counters cannot be proven to be the profiling requests",
+        ));
+    }
     if c.errors > 0 {
         conserved = false;
         reasons.push(Reason::new(
@@ -165,5 +172,22 @@ pub fn check(
         server_prompt: server_prompt.map(Bounds::from),
         admissions: admissions.map(Bounds::from),
         conserved,
+    }
+}
+
+/// The run's files name one benchmark (`benchmark_mismatch` otherwise): artifacts of two
+/// benchmarks prove nothing about each other's requests.
+pub fn check_benchmark(ids: &std::collections::BTreeMap<String, String>, reasons: &mut Vec<Reason>) {
+    let distinct: std::collections::BTreeSet<&String> = ids.values().collect();
+    if distinct.len() > 1 {
+        let list = ids
+            .iter()
+            .map(|(file, id)| format!("{file}: {id}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        reasons.push(Reason::new(
+            ReasonCode::BenchmarkMismatch,
+            format!("the run's files carry different benchmark_id values ({list})"),
+        ));
     }
 }

@@ -19,6 +19,23 @@ pub fn restarts(ev: &Evidence, window: Option<Window>) -> BTreeMap<String, Strin
 }
 
 fn restart_evidence(ev: &Evidence, endpoint: &str, window: Option<Window>) -> Option<String> {
+    let latest_start = ev
+        .process_start_stats
+        .get(endpoint)
+        .map(|s| s.1)
+        .into_iter()
+        .chain(ev.process_start_samples.get(endpoint).into_iter().flatten().map(|s| s.1))
+        .filter(|v| v.is_finite())
+        .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.max(v))));
+    if let (Some(w), Some(start_s)) = (window, latest_start) {
+        // A process that started after the window began restarted its counters at 0 inside
+        // it, whatever its earlier incarnation counted (1 ms of clock rounding allowed).
+        if start_s * 1e9 > w.start_ns as f64 + 1e6 {
+            return Some(format!(
+                "the process started at {start_s} s, inside the profiling window: its counters restarted at 0 after the window began"
+            ));
+        }
+    }
     if let Some((lo, hi)) = ev.process_start_stats.get(endpoint) {
         if hi > lo {
             return Some(format!(

@@ -258,6 +258,9 @@ pub struct Deployment {
     pub priced: Vec<String>,
     /// Some engine endpoint is priced or unresolved (so might be priced).
     pub maybe_priced: bool,
+    /// Endpoints whose launch roles the metric shapes contradicted (`check_shapes`): still
+    /// checked like priced ones, since one of them is the real prefill.
+    pub withdrawn: BTreeSet<String>,
 }
 
 impl Deployment {
@@ -278,6 +281,7 @@ impl Deployment {
             decisions,
             priced,
             maybe_priced,
+            withdrawn: BTreeSet::new(),
         }
     }
 
@@ -327,11 +331,14 @@ pub fn roles_block(dep: &Deployment, engines: &BTreeMap<String, Engine>) -> Role
 /// prefill endpoints generating more than decode ones (by half again) means the roles given
 /// are swapped or wrong. Detectable only where both roles export a generation counter;
 /// a deployment whose requests generate one token each cannot be told apart.
+/// On a contradiction the prefill and decode endpoints lose their roles (unresolved): the
+/// facts that gave them cannot be trusted, so nothing is priced or attributed from them.
 pub fn check_shapes(
-    dep: &Deployment,
+    mut dep: Deployment,
+    engines: &BTreeMap<String, Engine>,
     generation: impl Fn(&str) -> Option<f64>,
     reasons: &mut Vec<Reason>,
-) {
+) -> Deployment {
     let sum_of = |role: Role| {
         let urls: Vec<&String> = dep
             .decisions
@@ -347,16 +354,30 @@ pub fn check_shapes(
             .try_fold(0.0, |acc, g| g.map(|g| acc + g))
     };
     let (Some(p), Some(d)) = (sum_of(Role::Prefill), sum_of(Role::Decode)) else {
-        return;
+        return dep;
     };
-    if p > 0.0 && p > 1.5 * d {
-        reasons.push(Reason::new(
-            ReasonCode::RoleShapeConflict,
-            format!(
-                "the prefill endpoints generated {p:.0} tokens and the decode endpoints {d:.0}: prefill workers generate about one token per request, so the roles look swapped"
-            ),
-        ));
+    if !(p > 0.0 && p > 1.5 * d) {
+        return dep;
     }
+    reasons.push(Reason::new(
+        ReasonCode::RoleShapeConflict,
+        format!(
+            "the prefill endpoints generated {p:.0} tokens and the decode endpoints {d:.0}: prefill workers generate about one token per request, so the roles look swapped"
+        ),
+    ));
+    let mut withdrawn = BTreeSet::new();
+    for (url, d) in dep.decisions.iter_mut() {
+        if matches!(d.role, Some(Role::Prefill | Role::Decode)) {
+            *d = RoleDecision {
+                role: None,
+                source: RoleSource::Unresolved,
+            };
+            withdrawn.insert(url.clone());
+        }
+    }
+    let mut dep = Deployment::new(dep.decisions, engines);
+    dep.withdrawn = withdrawn;
+    dep
 }
 
 #[cfg(test)]

@@ -67,6 +67,12 @@ pub fn decide(
         tiers: observed_tiers,
     };
     explain_differences(&requested, &observed, tiers, reasons);
+    if launch.and_then(|l| l.enable_prefix_caching) == Some(false) {
+        reasons.push(Reason::new(
+            ReasonCode::PrefixCachingDisabled,
+            "the launch facts say prefix caching is disabled: the hit rate is 0 by configuration",
+        ));
+    }
     Scopes {
         requested,
         observed,

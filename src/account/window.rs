@@ -77,22 +77,22 @@ pub fn check_records(run: &Run, w: &ProfilingWindow, reasons: &mut Vec<Reason>) 
     let Some(profile) = &run.profile else {
         return;
     };
-    let outside: Vec<u32> = profile
+    let profiling = profile
         .records
         .iter()
-        .filter(|r| is_profiling(r.phase) && !r.was_cancelled)
-        .filter(|r| {
-            r.request_start_ns.is_some_and(|s| s < win.start_ns)
-                || r.request_end_ns.is_some_and(|e| e > win.end_ns)
-        })
-        .map(|r| r.line)
-        .collect();
-    if let Some(first) = outside.first() {
+        .filter(|r| is_profiling(r.phase) && !r.was_cancelled);
+    let early = profiling
+        .clone()
+        .filter(|r| r.request_start_ns.is_some_and(|s| s < win.start_ns))
+        .count();
+    let late = profiling
+        .filter(|r| r.request_end_ns.is_some_and(|e| e > win.end_ns))
+        .count();
+    if early + late > 0 {
         reasons.push(Reason::new(
             ReasonCode::RecordsOutsideWindow,
             format!(
-                "{} profiling record(s) start before or end after the profiling window (first at profile_export.jsonl line {first})",
-                outside.len()
+                "{early} profiling record(s) start before the profiling window and {late} end after it"
             ),
         ));
     }

@@ -519,6 +519,13 @@ fn countable(plan: &Plan, counted: &Counted) -> bool {
     counted.priced.prompt.is_some() && !s.has(Fault::CounterReset) && !s.has(Fault::RestartUnseen)
 }
 
+/// The engine variant exports a generation-token counter (the role-shape evidence).
+fn exports_generation(plan: &Plan) -> bool {
+    plan.families
+        .iter()
+        .any(|f| f.name.ends_with("generation_tokens"))
+}
+
 /// Stage 4: the failing and informational codes one fault requires.
 fn fault_codes(
     plan: &Plan,
@@ -556,8 +563,11 @@ fn fault_codes(
         }
         // The file cannot be read: `expected.read_error`; no verdict codes.
         Fault::DuplicateFamily | Fault::DuplicateFamilyConflict => (vec![], vec![]),
-        // The shape (generation tokens per request) shows once requests were served.
-        Fault::SwappedLaunch if prof.ok > 0 => (vec![ReasonCode::RoleShapeConflict], vec![]),
+        // The shape (generation tokens per request) shows once requests were served, where
+        // the build exports a generation-token counter (TensorRT-LLM before 1.3 does not).
+        Fault::SwappedLaunch if prof.ok > 0 && exports_generation(plan) => {
+            (vec![ReasonCode::RoleShapeConflict], vec![])
+        }
         Fault::SwappedLaunch => (vec![], vec![]),
         Fault::BenchmarkMismatch => (vec![ReasonCode::BenchmarkMismatch], vec![]),
         Fault::RecordsOutsideWindow => {
