@@ -189,7 +189,10 @@ fn check_spec(i: u64, spec: SynthSpec, tmp: &Path) -> Result<(), String> {
     if let Some(code) = truth["expected"]["read_error"].as_str() {
         return match read(&files) {
             Err(e) if e.code.as_str() == code => Ok(()),
-            Err(e) => Err(format!("run {i}: read error {} expected {code}", e.code.as_str())),
+            Err(e) => Err(format!(
+                "run {i}: read error {} expected {code}",
+                e.code.as_str()
+            )),
             Ok(_) => Err(format!("run {i}: read, but the truth expects {code}")),
         };
     }
@@ -372,7 +375,14 @@ fn run_share(part: u64, parts: u64) {
     });
     let mut failures = Vec::new();
     let mut checked = 0;
+    // KVLEDGER_PROPERTY_ONLY=N checks run N alone (to reproduce a reported failure).
+    let only: Option<u64> = std::env::var("KVLEDGER_PROPERTY_ONLY")
+        .ok()
+        .and_then(|v| v.parse().ok());
     for i in (part..total).step_by(parts as usize) {
+        if only.is_some_and(|o| o != i) {
+            continue;
+        }
         let mut rng = Rng(base_seed() ^ i.wrapping_mul(0x2545_F491_4F6C_DD1D));
         if let Err(e) = check_one(i, &mut rng, &tmp) {
             failures.push(e);
@@ -382,7 +392,7 @@ fn run_share(part: u64, parts: u64) {
     if keep.is_none() {
         let _ = std::fs::remove_dir_all(&tmp);
     }
-    assert!(checked > 0);
+    assert!(checked > 0 || only.is_some());
     eprintln!(
         "part {part}: {checked} runs checked; runs so far whose status differs from the truth's by bound tightness alone: {}",
         WIDTH_DIVERGENCES.load(std::sync::atomic::Ordering::Relaxed)

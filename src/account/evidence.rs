@@ -3,10 +3,10 @@
 //! Series identity is (endpoint, family spelling, labels); every collection is ordered, so the
 //! result does not depend on file, endpoint or series order.
 
+use super::verdict::{Reason, ReasonCode};
 use crate::model::{
     Family, Labels, MetricType, SampleValue, ServerMetricsExport, Stats, Timeslice,
 };
-use super::verdict::{Reason, ReasonCode};
 use crate::read::names::canonical_family;
 use crate::read::Run;
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,6 +38,9 @@ pub struct SeriesEvidence {
     pub csv_total: Option<f64>,
     /// Two raw samples at one timestamp carry different values.
     pub sample_conflict: bool,
+    /// Time of the first raw sample that carried the series (earlier ones are the 0s a
+    /// lazily created series stood at).
+    pub first_sample_ns: Option<u64>,
 }
 
 /// Key of one series.
@@ -184,8 +187,12 @@ impl Evidence {
             c.last_ns = info.last_update_ns.or(info.last_fetch_ns).or(c.last_ns);
         }
         self.stats_source = Some(source);
-        self.merged_duplicates
-            .extend(export.merged_duplicates.iter().map(|d| format!("{source}: {d}")));
+        self.merged_duplicates.extend(
+            export
+                .merged_duplicates
+                .iter()
+                .map(|d| format!("{source}: {d}")),
+        );
     }
 
     /// The CSV twin of the JSON export: its counter totals are kept beside the JSON's so a
@@ -291,6 +298,7 @@ pub fn collect(run: &Run) -> Evidence {
         let Some(first) = e.samples.iter().map(|s| s.0).min() else {
             continue;
         };
+        e.first_sample_ns = Some(first);
         if let Some(ts) = scrape_times.get(key.endpoint_url.as_str()) {
             e.samples
                 .extend(ts.iter().take_while(|t| **t < first).map(|t| (*t, 0.0)));

@@ -316,6 +316,9 @@ pub struct SeriesContext {
     pub first_mass_end_ns: Option<u64>,
     /// The endpoint's process restarted inside the window (`process_start_time_seconds`).
     pub restarted: bool,
+    /// Some series of the run showed two kinds of evidence contradicting each other: one kind
+    /// is wrong somewhere, so no kind may narrow another (candidates give their hull).
+    pub distrust: bool,
 }
 
 /// Relative tolerance under which two bounds from different evidence still touch: the
@@ -332,40 +335,37 @@ struct Candidates {
 impl Candidates {
     /// Intersect the candidates. Each contains the truth when its evidence is right, so
     /// an empty intersection means some evidence is wrong: keep their hull, never a point
-    /// made from nothing, and say so (`conflict`).
-    fn combine(&self, telemetry: f64) -> Option<(Method, Interval, bool)> {
+    /// made from nothing, and say so (`conflict`). Under `distrust` (a contradiction seen
+    /// elsewhere in the run) no candidate narrows another: the hull, always.
+    fn combine(&self, telemetry: f64, distrust: bool) -> Option<(Method, Interval, bool)> {
         let (method, first) = *self.items.last()?;
-        let lo = self.items.iter().map(|(_, i)| i.lo).fold(0.0, f64::max);
-        let hi = self
-            .items
-            .iter()
-            .map(|(_, i)| i.hi)
-            .fold(f64::INFINITY, f64::min);
-        if disjoint(lo, hi) {
-            let lo = self
-                .items
-                .iter()
-                .map(|(_, i)| i.lo)
-                .fold(f64::INFINITY, f64::min);
-            let hi = self.items.iter().map(|(_, i)| i.hi).fold(0.0, f64::max);
-            let est = if hi.is_finite() {
-                (lo + hi) / 2.0
-            } else {
-                telemetry
-            };
-            return Some((method, Interval { lo, hi, est }.clamp_est(), true));
+        let los = || self.items.iter().map(|(_, i)| i.lo);
+        let his = || self.items.iter().map(|(_, i)| i.hi);
+        let (lo, hi) = (
+            los().fold(0.0, f64::max),
+            his().fold(f64::INFINITY, f64::min),
+        );
+        let conflict = disjoint(lo, hi);
+        if !(conflict || distrust) {
+            let hi = hi.max(lo);
+            return Some((
+                method,
+                Interval {
+                    lo,
+                    hi,
+                    est: first.est,
+                }
+                .clamp_est(),
+                false,
+            ));
         }
-        let hi = hi.max(lo);
-        Some((
-            method,
-            Interval {
-                lo,
-                hi,
-                est: first.est,
-            }
-            .clamp_est(),
-            false,
-        ))
+        let (lo, hi) = (
+            los().fold(f64::INFINITY, f64::min),
+            his().fold(0.0, f64::max),
+        );
+        let est = if conflict { (lo + hi) / 2.0 } else { first.est };
+        let est = if est.is_finite() { est } else { telemetry };
+        Some((method, Interval { lo, hi, est }.clamp_est(), conflict))
     }
 }
 
@@ -382,6 +382,8 @@ pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounde
         (Some(j), Some(c)) => (j - c).abs() > 1e-4 + 1e-9 * j.abs().max(c.abs()),
         _ => false,
     };
+    let slices_disagree = slices_contradict_samples(ev, &ev.slices)
+        || slices_contradict_samples(ev, &ev.warmup_slices);
     let mut result = Bounded {
         interval: Interval::unbounded(telemetry),
         method: Method::Unbounded,
@@ -389,7 +391,7 @@ pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounde
         gaps: 0,
         reset: at.restarted,
         non_finite: non_finite || !telemetry.is_finite(),
-        conflict: csv_disagrees,
+        conflict: csv_disagrees || slices_disagree,
     };
     let Some(w) = at.window else {
         return result;
@@ -441,20 +443,48 @@ pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounde
     }
     if result.reset {
         // AIPerf clamps a decrease to 0 in slices and totals, and the mass before the restart
-        // was never observed: only the observed increments (each a lower bound) remain.
+        // was never observed: every upper bound is void, and only the observed increments
+        // (each a lower bound) remain, so the candidates cannot contradict each other.
         candidates.items.retain(|(m, _)| *m != Method::StatsTotal);
+        for (_, iv) in candidates.items.iter_mut() {
+            iv.hi = f64::INFINITY;
+        }
     }
-    if let Some((method, iv, conflict)) = candidates.combine(telemetry) {
+    if let Some((method, iv, conflict)) = candidates.combine(telemetry, at.distrust) {
         result.method = method;
         result.interval = iv;
         result.conflict |= conflict;
     }
-    if result.reset {
-        result.interval.hi = f64::INFINITY;
-        result.interval.est = result.interval.est.max(result.interval.lo);
-    }
     result.non_finite |= !result.interval.est.is_finite();
     result
+}
+
+/// AIPerf computes each slice from the same scrapes the JSONL holds: the value at a boundary
+/// is the last sample at or before it, and the slice is the clamped difference. Where both
+/// boundaries have a sample of the series (not a lazily created series' implied 0), a slice
+/// that differs from the samples' difference means the export and the scrapes disagree.
+fn slices_contradict_samples(ev: &SeriesEvidence, slices: &[Slice]) -> bool {
+    let Some(first) = ev.first_sample_ns else {
+        return false;
+    };
+    if ev.sample_conflict {
+        return false;
+    }
+    let samples = &ev.samples;
+    let at = |t: u64| {
+        let n = samples.partition_point(|s| s.0 <= t);
+        n.checked_sub(1)
+            .and_then(|i| samples.get(i))
+            .filter(|s| s.0 >= first)
+            .map(|s| s.1)
+    };
+    slices.iter().any(|s| match (at(s.start_ns), at(s.end_ns)) {
+        (Some(a), Some(b)) if a.is_finite() && b.is_finite() && s.total.is_finite() => {
+            let expected = (b - a).max(0.0);
+            (expected - s.total).abs() > 1e-6 * expected.abs().max(s.total.abs()).max(1.0)
+        }
+        _ => false,
+    })
 }
 
 /// `stats.total` as an upper bound: the endpoint was sampled around the window and the

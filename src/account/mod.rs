@@ -62,6 +62,9 @@ pub struct Ctx<'a> {
     pub policy: &'a Policy,
     pub tiers: TierContext,
     pub restarts: BTreeMap<String, String>,
+    /// Two kinds of evidence contradicted each other somewhere in the run (see
+    /// `SeriesContext::distrust`).
+    pub distrust: bool,
 }
 
 impl Ctx<'_> {
@@ -72,8 +75,32 @@ impl Ctx<'_> {
             coverage: self.ev.coverage.get(endpoint).copied(),
             first_mass_end_ns: self.ev.first_mass_end.get(endpoint).copied(),
             restarted: self.restarts.contains_key(endpoint),
+            distrust: self.distrust,
         }
     }
+
+    /// Does any series' evidence contradict itself across kinds? Then no kind narrows another.
+    fn find_distrust(mut self) -> Self {
+        self.distrust = self.ev.series.iter().any(|(k, e)| {
+            interval::bound(e, &self.series_context(&k.endpoint_url), self.policy).conflict
+        });
+        self
+    }
+}
+
+/// The run's engine: the one every priced endpoint runs, else the one every engine endpoint
+/// runs; none when they differ (each endpoint's own engine is in `sources`).
+fn run_engine(priced: &[String], engines: &BTreeMap<String, Engine>) -> Option<Engine> {
+    let same = |mut it: Box<dyn Iterator<Item = Engine> + '_>| {
+        let first = it.next()?;
+        it.all(|e| e == first).then_some(first)
+    };
+    if !priced.is_empty() {
+        return same(Box::new(
+            priced.iter().filter_map(|u| engines.get(u).copied()),
+        ));
+    }
+    same(Box::new(engines.values().copied()))
 }
 
 fn tier_context(run: &Run) -> TierContext {
@@ -105,7 +132,9 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
         policy,
         tiers: tier_context(run),
         restarts: resets::restarts(&ev, window.window),
-    };
+        distrust: false,
+    }
+    .find_distrust();
     let generation = |u: &str| {
         let e = eps.engines.get(u)?;
         tokens::family_estimate(&ctx, &[&u.to_string()], diagnostics::generation_family(*e))
@@ -166,27 +195,65 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
         counted.ratio_gauges.clone(),
         &mut reasons,
     );
-    let theoretical = telemetry::theoretical(run.summary.as_ref());
+    let parts = Parts {
+        theoretical: telemetry::theoretical(run.summary.as_ref()),
+        engine: run_engine(&dep.priced, &eps.engines),
+        roles: roles::roles_block(&dep, &eps.engines),
+        window: WindowInfo {
+            start_ns: window.window.map(|w| w.start_ns),
+            end_ns: window.window.map(|w| w.end_ns),
+            source: window.source,
+            evidence: sums.weakest,
+            straddles: sums.straddles,
+            gaps: sums.gaps,
+        },
+        sums,
+        rates,
+        scopes,
+        request_scope,
+        sources,
+        counters,
+        tokens,
+        kv_cache,
+        offload,
+        telemetry,
+    };
+    assemble(parts, reasons, policy)
+}
 
+/// Every stage's result, ready for the verdict and the output.
+struct Parts {
+    theoretical: Option<f64>,
+    engine: Option<Engine>,
+    roles: Roles,
+    window: WindowInfo,
+    sums: priced::PricedSums,
+    rates: Rates,
+    scopes: scope::Scopes,
+    request_scope: RequestScope,
+    sources: Vec<Source>,
+    counters: BTreeMap<String, Counters>,
+    tokens: Tokens,
+    kv_cache: KvCache,
+    offload: Offload,
+    telemetry: Telemetry,
+}
+
+/// The verdict from the reasons (the first failing check in contract order), then the result.
+fn assemble(p: Parts, mut reasons: Vec<Reason>, policy: &Policy) -> Accounting {
     reasons.sort();
     reasons.dedup();
     let status = status_of(&reasons);
     let pricing_eligible = status == Status::ValidComplete;
-    let engine = dep
-        .priced
-        .iter()
-        .chain(eps.engines.keys())
-        .find_map(|u| eps.engines.get(u))
-        .copied();
     let legacy = legacy(
-        &rates,
-        &tokens,
-        &kv_cache,
-        theoretical,
+        &p.rates,
+        &p.tokens,
+        &p.kv_cache,
+        p.theoretical,
         pricing_eligible,
         status,
-        sums.hit_cpu,
-        sums.hit_external,
+        p.sums.hit_cpu,
+        p.sums.hit_external,
     );
     Accounting {
         contract_version: CONTRACT_VERSION.to_string(),
@@ -194,38 +261,31 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
             status,
             pricing_eligible,
             reasons,
-            requested_scope: scopes.requested,
-            observed_scope: scopes.observed,
-            cpu_component: scopes.cpu_component,
-            roles: roles::roles_block(&dep, &eps.engines),
-            window: WindowInfo {
-                start_ns: window.window.map(|w| w.start_ns),
-                end_ns: window.window.map(|w| w.end_ns),
-                source: window.source,
-                evidence: sums.weakest,
-                straddles: sums.straddles,
-                gaps: sums.gaps,
-            },
-            request_scope,
+            requested_scope: p.scopes.requested,
+            observed_scope: p.scopes.observed,
+            cpu_component: p.scopes.cpu_component,
+            roles: p.roles,
+            window: p.window,
+            request_scope: p.request_scope,
             contract_version: CONTRACT_VERSION.to_string(),
         },
-        engine,
-        rates,
-        counters,
-        sources,
-        tokens,
-        kv_cache,
-        offload,
-        theoretical_hit_rate: theoretical,
-        telemetry,
+        engine: p.engine,
+        rates: p.rates,
+        counters: p.counters,
+        sources: p.sources,
+        tokens: p.tokens,
+        kv_cache: p.kv_cache,
+        offload: p.offload,
+        theoretical_hit_rate: p.theoretical,
+        telemetry: p.telemetry,
         policy: policy.clone(),
         legacy,
     }
 }
 
 /// Every metric family the accounting reads (canonical counters, diagnostics, telemetry,
-/// restart evidence, plus each engine's running-requests gauge so an endpoint's engine is
-/// still detected). Readers given this filter skip everything else without building it, so
+/// restart evidence, and every engine-prefixed family so an endpoint's engine is detected
+/// from all its evidence). Readers given this filter skip everything else without building it, so
 /// accounting a multi-GB export keeps only what it needs in memory.
 pub fn families_read() -> crate::read::FamilyFilter {
     use crate::engines::{atom, sglang, trtllm, vllm};
@@ -274,5 +334,18 @@ pub fn families_read() -> crate::read::FamilyFilter {
             names.extend(fams.iter().copied().filter(|f| !f.is_empty()));
         }
     }
-    crate::read::FamilyFilter::only(names)
+    // Every engine-prefixed family too: an endpoint's engine is detected from all it exports
+    // (an endpoint exporting only, say, `trtllm:request_success` is still a TensorRT-LLM one).
+    crate::read::FamilyFilter::only(names).with_prefixes(ENGINE_PREFIXES)
 }
+
+/// The metric-name prefixes that identify an engine (`crate::read::names::engine_prefix`).
+const ENGINE_PREFIXES: [&str; 7] = [
+    "vllm:",
+    "sglang:",
+    "trtllm_",
+    "trtllm:",
+    "tensorrt_llm:",
+    "atom:",
+    "atom_",
+];

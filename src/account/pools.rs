@@ -24,11 +24,14 @@ pub struct EndpointCounters {
     pub counters: BTreeMap<Counter, (Interval, Method)>,
     pub straddles: u32,
     pub gaps: u32,
+    /// The intervals are hulls of contradicting evidence (`SeriesContext::distrust`).
+    pub hulls: bool,
 }
 
 impl EndpointCounters {
     /// The `n ≤ d` rate argument needs every priced counter bounded by one kind of evidence
-    /// with no grid gaps (contract section 4, (r2)).
+    /// with no grid gaps (contract section 4, (r2)), and intervals that are not hulls of
+    /// contradicting evidence (their unknown mass lies anywhere).
     pub fn aligned(&self) -> bool {
         let methods: BTreeSet<u8> = self
             .counters
@@ -36,7 +39,7 @@ impl EndpointCounters {
             .filter(|(c, _)| c.is_priced())
             .map(|(_, (_, m))| m.rank())
             .collect();
-        self.gaps == 0 && methods.len() <= 1
+        !self.hulls && self.gaps == 0 && methods.len() <= 1
     }
 }
 
@@ -205,7 +208,10 @@ fn endpoint_counters(
     priced: bool,
     reasons: &mut Vec<Reason>,
 ) -> EndpointCounters {
-    let mut out = EndpointCounters::default();
+    let mut out = EndpointCounters {
+        hulls: ctx.distrust,
+        ..EndpointCounters::default()
+    };
     for (counter, by_family) in map_series(ctx, endpoint, engine) {
         let mut total: Option<Interval> = None;
         let mut weakest = Method::PhaseTotal;

@@ -177,7 +177,10 @@ pub fn check(
 
 /// The run's files name one benchmark (`benchmark_mismatch` otherwise): artifacts of two
 /// benchmarks prove nothing about each other's requests.
-pub fn check_benchmark(ids: &std::collections::BTreeMap<String, String>, reasons: &mut Vec<Reason>) {
+pub fn check_benchmark(
+    ids: &std::collections::BTreeMap<String, String>,
+    reasons: &mut Vec<Reason>,
+) {
     let distinct: std::collections::BTreeSet<&String> = ids.values().collect();
     if distinct.len() > 1 {
         let list = ids

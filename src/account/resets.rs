@@ -24,9 +24,17 @@ fn restart_evidence(ev: &Evidence, endpoint: &str, window: Option<Window>) -> Op
         .get(endpoint)
         .map(|s| s.1)
         .into_iter()
-        .chain(ev.process_start_samples.get(endpoint).into_iter().flatten().map(|s| s.1))
+        .chain(
+            ev.process_start_samples
+                .get(endpoint)
+                .into_iter()
+                .flatten()
+                .map(|s| s.1),
+        )
         .filter(|v| v.is_finite())
-        .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.max(v))));
+        .fold(None, |acc: Option<f64>, v| {
+            Some(acc.map_or(v, |a| a.max(v)))
+        });
     if let (Some(w), Some(start_s)) = (window, latest_start) {
         // A process that started after the window began restarted its counters at 0 inside
         // it, whatever its earlier incarnation counted (1 ms of clock rounding allowed).

@@ -114,116 +114,141 @@ pub fn assign(
                 .is_some_and(|c| c.eq_ignore_ascii_case("prefill"))
         })
     });
-    let mut out = BTreeMap::new();
-    for (url, facts) in endpoints {
-        let hp = host_port(url);
-        let from_launch = launch.map(|l| role_from_launch(l, &hp)).unwrap_or_default();
-        let mut labelled: BTreeSet<Role> = facts
-            .label_sets
-            .iter()
-            .filter_map(|l| role_from_labels(l, disaggregated_run))
-            .collect();
-        if let Some(r) = role_from_path(url) {
-            labelled.insert(r);
+    let run = RunFacts {
+        launch,
+        launch_lists_roles,
+        engine_endpoints,
+        disaggregated_run,
+    };
+    endpoints
+        .iter()
+        .map(|(url, facts)| (url.clone(), decide(url, facts, &run, reasons)))
+        .collect()
+}
+
+/// What deciding one endpoint's role needs to know about the run.
+struct RunFacts<'a> {
+    launch: Option<&'a LaunchFacts>,
+    launch_lists_roles: bool,
+    engine_endpoints: usize,
+    disaggregated_run: bool,
+}
+
+/// One endpoint's role: launch facts first, then labels (or the URL path, or frontend
+/// families), then the single-endpoint rule.
+fn decide(
+    url: &str,
+    facts: &EndpointFacts,
+    run: &RunFacts<'_>,
+    reasons: &mut Vec<Reason>,
+) -> RoleDecision {
+    let (launch, launch_lists_roles, engine_endpoints) =
+        (run.launch, run.launch_lists_roles, run.engine_endpoints);
+    let hp = host_port(url);
+    let from_launch = launch.map(|l| role_from_launch(l, &hp)).unwrap_or_default();
+    let mut labelled: BTreeSet<Role> = facts
+        .label_sets
+        .iter()
+        .filter_map(|l| role_from_labels(l, run.disaggregated_run))
+        .collect();
+    if let Some(r) = role_from_path(url) {
+        labelled.insert(r);
+    }
+    // A Dynamo frontend may re-export its workers' series (with their role labels): the
+    // frontend families decide.
+    if facts.has_frontend {
+        labelled.clear();
+        labelled.insert(Role::Frontend);
+    }
+    if from_launch.len() > 1 {
+        reasons.push(
+            Reason::new(
+                ReasonCode::RoleConflict,
+                format!("the launch facts list {hp} under several roles"),
+            )
+            .at(url),
+        );
+        RoleDecision {
+            role: None,
+            source: RoleSource::Unresolved,
         }
-        // A Dynamo frontend may re-export its workers' series (with their role labels): the
-        // frontend families decide.
-        if facts.has_frontend {
-            labelled.clear();
-            labelled.insert(Role::Frontend);
-        }
-        let decision = if from_launch.len() > 1 {
+    } else if let Some(r) = from_launch.first() {
+        // A frontend (or an excluded endpoint) may re-export its workers' series with their
+        // role labels: the launch facts decide.
+        let relabels = matches!(r, Role::Frontend | Role::Excluded);
+        if !relabels && labelled.iter().any(|l| l != r && *l != Role::Frontend) {
             reasons.push(
                 Reason::new(
                     ReasonCode::RoleConflict,
-                    format!("the launch facts list {hp} under several roles"),
+                    format!(
+                        "launch facts say {} but the series labels say {}",
+                        role_name(*r),
+                        names(&labelled)
+                    ),
                 )
-                .at(url.clone()),
+                .at(url),
             );
             RoleDecision {
                 role: None,
                 source: RoleSource::Unresolved,
-            }
-        } else if let Some(r) = from_launch.first() {
-            // A frontend (or an excluded endpoint) may re-export its workers' series with their
-            // role labels: the launch facts decide.
-            let relabels = matches!(r, Role::Frontend | Role::Excluded);
-            if !relabels && labelled.iter().any(|l| l != r && *l != Role::Frontend) {
-                reasons.push(
-                    Reason::new(
-                        ReasonCode::RoleConflict,
-                        format!(
-                            "launch facts say {} but the series labels say {}",
-                            role_name(*r),
-                            names(&labelled)
-                        ),
-                    )
-                    .at(url.clone()),
-                );
-                RoleDecision {
-                    role: None,
-                    source: RoleSource::Unresolved,
-                }
-            } else {
-                RoleDecision {
-                    role: Some(*r),
-                    source: RoleSource::Launch,
-                }
-            }
-        } else if labelled.len() == 1 {
-            RoleDecision {
-                role: labelled.first().copied(),
-                source: RoleSource::Labels,
-            }
-        } else if labelled.len() > 1 {
-            reasons.push(
-                Reason::new(
-                    ReasonCode::RoleConflict,
-                    format!("series labels name several roles: {}", names(&labelled)),
-                )
-                .at(url.clone()),
-            );
-            RoleDecision {
-                role: None,
-                source: RoleSource::Unresolved,
-            }
-        } else if !facts.has_engine {
-            RoleDecision {
-                role: Some(Role::Excluded),
-                source: if launch_lists_roles {
-                    RoleSource::Launch
-                } else {
-                    RoleSource::Labels
-                },
-            }
-        } else if engine_endpoints == 1
-            && launch.is_some_and(|l| l.disaggregated == Some(false))
-            && !launch_lists_roles
-        {
-            RoleDecision {
-                role: Some(Role::Unified),
-                source: RoleSource::SingleEndpoint,
             }
         } else {
-            reasons.push(
-                Reason::new(
-                    ReasonCode::RoleUnresolved,
-                    if launch_lists_roles {
-                        format!("{hp} exports engine metrics but no launch list, label or path names its role")
-                    } else {
-                        format!("{hp}: no launch facts, role label or URL path decides its role")
-                    },
-                )
-                .at(url.clone()),
-            );
             RoleDecision {
-                role: None,
-                source: RoleSource::Unresolved,
+                role: Some(*r),
+                source: RoleSource::Launch,
             }
-        };
-        out.insert(url.clone(), decision);
+        }
+    } else if labelled.len() == 1 {
+        RoleDecision {
+            role: labelled.first().copied(),
+            source: RoleSource::Labels,
+        }
+    } else if labelled.len() > 1 {
+        reasons.push(
+            Reason::new(
+                ReasonCode::RoleConflict,
+                format!("series labels name several roles: {}", names(&labelled)),
+            )
+            .at(url),
+        );
+        RoleDecision {
+            role: None,
+            source: RoleSource::Unresolved,
+        }
+    } else if !facts.has_engine {
+        RoleDecision {
+            role: Some(Role::Excluded),
+            source: if launch_lists_roles {
+                RoleSource::Launch
+            } else {
+                RoleSource::Labels
+            },
+        }
+    } else if engine_endpoints == 1
+        && launch.is_some_and(|l| l.disaggregated == Some(false))
+        && !launch_lists_roles
+    {
+        RoleDecision {
+            role: Some(Role::Unified),
+            source: RoleSource::SingleEndpoint,
+        }
+    } else {
+        reasons.push(
+            Reason::new(
+                ReasonCode::RoleUnresolved,
+                if launch_lists_roles {
+                    format!("{hp} exports engine metrics but no launch list, label or path names its role")
+                } else {
+                    format!("{hp}: no launch facts, role label or URL path decides its role")
+                },
+            )
+            .at(url),
+        );
+        RoleDecision {
+            role: None,
+            source: RoleSource::Unresolved,
+        }
     }
-    out
 }
 
 /// A role as the result spells it.

@@ -20,7 +20,7 @@ use super::faults::Fault;
 use super::launch::offload_facts;
 use super::out::{Out, Sink};
 use super::plan::Plan;
-use super::scrape::{mi, Cum, CONFLICT_RAMP};
+use super::scrape::{mi, Cum};
 use super::series::Moment;
 use super::spec::{Engine, Schema};
 use crate::account::verdict::{ReasonCode, Status};
@@ -163,24 +163,10 @@ fn le_t(e: &Edges, t: u64) -> Option<(u64, u64, u64)> {
 /// priced endpoint's prompt tokens (its interior slices, with the other run's x1.25 and
 /// traffic ramp) exceeds the raw scrapes' upper bound, with a margin for per-series
 /// rounding: then the two kinds of evidence are disjoint.
-fn conflict_shows(plan: &Plan, p1: &Pass1, ep: usize) -> bool {
-    let Some((_, raw_hi, _, _)) = bounds(plan, p1, ep, true) else {
-        return false;
-    };
-    let e = &p1.edges[ep];
-    let t = &plan.times;
-    let slice = (plan.spec.slice_s * 1e9) as u64;
-    let we = t.p1.max(p1.info[ep].last_update);
-    let lastb = t.p0 + ((we - t.p0 - 1) / slice) * slice;
-    let (Some(a), Some(b)) = (e.le_p0s, le_t(e, lastb)) else {
-        return false;
-    };
-    if b.0 <= a.0 {
-        return false;
-    }
-    let ramp = CONFLICT_RAMP * (b.0 - a.0) as f64 / 1e9;
-    let json_lo = 1.25 * (b.1 as f64 - a.1 as f64) + ramp;
-    json_lo - 1000.0 > raw_hi
+fn conflict_shows(plan: &Plan) -> bool {
+    // The JSON export's timeslices are differences of the scrapes the JSONL holds: an export
+    // computed from other values contradicts them slice by slice.
+    plan.spec.json && plan.spec.jsonl && plan.spec.slice_s > 0.0
 }
 
 /// Evidence bounds `(lo_F, hi_F, lo_H, hi_H)` of one endpoint, or `None` when unbounded.
@@ -537,13 +523,12 @@ fn fault_codes(
     let s = &plan.spec;
     let prof = &p1.prof;
     let m = mi(price_moment(s.engine));
-    let p0 = plan.priced[0];
     let conflict = |on: bool| match on && !k.no_priced {
         true => vec![ReasonCode::EvidenceConflict],
         false => vec![],
     };
     match f {
-        Fault::ConflictingExports => (conflict(conflict_shows(plan, p1, p0)), vec![]),
+        Fault::ConflictingExports => (conflict(conflict_shows(plan)), vec![]),
         Fault::CsvJsonDisagree => (conflict(shown.csv_disagrees), vec![]),
         Fault::DuplicateTimestamp => (conflict(shown.duplicate_timestamp), vec![]),
         Fault::RestartUnseen if k.no_priced => (vec![], vec![]),
