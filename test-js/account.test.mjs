@@ -7,7 +7,7 @@ import { fileInput, CSV, SUMMARY, TIMESLICES, expectKvError } from "./lib/util.m
 
 const LAUNCH = JSON.stringify({ framework: "vllm", disaggregated: false, kv_offloading: "none" });
 
-test("real vLLM point (CSV only): upstream rates as telemetry, WINDOW_UNRESOLVED", () => {
+test("real vLLM point (CSV only): upstream rates only as counter telemetry, WINDOW_UNRESOLVED", () => {
   const a = accountRun([fileInput(CSV), fileInput(SUMMARY)], { launchJson: LAUNCH });
   const v = a.cache_validity;
   assert.equal(v.status, "WINDOW_UNRESOLVED");
@@ -15,10 +15,16 @@ test("real vLLM point (CSV only): upstream rates as telemetry, WINDOW_UNRESOLVED
   assert.equal(v.contract_version, "kvledger/1");
   assert.equal(v.cpu_component, "not_offloaded");
   assert.ok(v.reasons.some((r) => r.code === "window_missing"));
-  assert.ok(Math.abs(a.rates.gpu.value - 0.92475) < 1e-5, `${a.rates.gpu.value}`);
+  // No prompt token is surely in the window: the rate has no value (contract r2), only bounds.
+  assert.equal(a.rates.gpu.value, null);
+  assert.deepEqual([a.rates.gpu.lo, a.rates.gpu.hi], [0, 1]);
+  assert.ok(v.reasons.some((r) => r.code === "no_prompt_in_window"));
+  const c = a.counters.unified;
+  assert.ok(Math.abs(c.hit_gpu.value / c.prompt.value - 0.92475) < 1e-5);
   assert.deepEqual(v.roles.unified, ["http://localhost:8889/metrics"]);
   // Legacy keys mirror the dashboard's stored keys: null where unknown, never undefined.
-  assert.equal(a.legacy.server_external_cache_hit_rate, 0);
+  assert.equal(a.legacy.server_gpu_cache_hit_rate, null);
+  assert.equal(a.legacy.server_external_cache_hit_rate, null);
   assert.equal(a.legacy.total_prompt_tokens, 19129495n);
   assert.equal(a.legacy.cache_pricing_eligible, false);
   assert.equal(a.legacy.cache_validity_status, "WINDOW_UNRESOLVED");

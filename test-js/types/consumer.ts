@@ -108,7 +108,7 @@ export function verdict(files: RunFileInput[]): string {
   const eligible: boolean = a.cache_validity.pricing_eligible;
   const codes: ReasonCode[] = a.cache_validity.reasons.map((r) => r.code);
   const start: bigint | undefined = a.cache_validity.window.start_ns;
-  const overall: number | undefined = a.rates.overall?.value;
+  const overall: number | null | undefined = a.rates.overall?.value;
   const legacyExternal: number | null = a.legacy.server_external_cache_hit_rate;
   const promptTotal: bigint | null = a.legacy.total_prompt_tokens;
   void [eligible, codes, start, overall, legacyExternal, promptTotal];
