@@ -92,12 +92,23 @@ test("no-op on the dashboard's fixed-sequence rows (cypress fixture)", () => {
   assert.equal(rows.length, 435);
   for (const card of [{ card: "normalized" }, { card: "kimi-k3-moonshot" }, { rateCard: OPENROUTER }]) {
     const s = priceRows(rows, { ...card, policy: "strict" });
-    const l = priceRows(rows, { ...card, policy: "legacy" });
+    const l = priceRows(rows, { ...card, policy: "legacy", surface: "chart" });
+    // The calculator surface (legacy's default) bills a row without output_tput_per_gpu as
+    // all output: the two such fixture rows (isl 1024, osl 8192) differ there, as documented.
+    const calc = priceRows(rows, { ...card, policy: "legacy" });
+    let allOutput = 0;
     rows.forEach((row, i) => {
       assert.equal(s[i].priced, true);
       assert.equal(s[i].hitRate, undefined);
       assert.equal(s[i].revenuePerGpuHour, l[i].revenuePerGpuHour);
+      if (row.metrics?.output_tput_per_gpu === undefined && row.output_tput_per_gpu === undefined) {
+        allOutput += 1;
+        assert.equal(calc[i].inputShare, 0);
+      } else {
+        assert.equal(calc[i].revenuePerGpuHour, l[i].revenuePerGpuHour);
+      }
     });
+    assert.equal(allOutput, 2);
   }
 });
 

@@ -227,7 +227,8 @@ fn endpoint_counters(
                     continue;
                 };
                 if priced {
-                    series_checks(&series, endpoint, &family, reasons);
+                    let restarted = ctx.restarts.contains_key(endpoint);
+                    series_checks(&series, endpoint, &family, restarted, reasons);
                 }
                 if first.method.rank() > weakest.rank() {
                     weakest = first.method;
@@ -302,8 +303,15 @@ fn alias_check(
         .unwrap_or_default()
 }
 
-/// The checks on the replica series of one pool of a priced counter.
-fn series_checks(series: &[&Bounded], endpoint: &str, family: &str, reasons: &mut Vec<Reason>) {
+/// The checks on the replica series of one pool of a priced counter. A restart of the whole
+/// endpoint is reported once by `count`; here only what the series itself shows.
+fn series_checks(
+    series: &[&Bounded],
+    endpoint: &str,
+    family: &str,
+    restarted: bool,
+    reasons: &mut Vec<Reason>,
+) {
     let mut push = |code, detail: String| {
         reasons.push(Reason::new(code, detail).at(endpoint).metric(family));
     };
@@ -319,7 +327,7 @@ fn series_checks(series: &[&Bounded], endpoint: &str, family: &str, reasons: &mu
             );
         }
     }
-    if series.iter().any(|b| b.reset) {
+    if !restarted && series.iter().any(|b| b.reset) {
         push(
             ReasonCode::CounterReset,
             "the counter decreased inside the window (a restart): the mass before the restart was never observed, so the increase has no upper bound".to_string(),

@@ -164,7 +164,7 @@ fn hits_exceed_prompt(p: &PricedSums, f: Interval, reasons: &mut Vec<Reason>) {
 
 pub(crate) fn fmt_hi(v: f64) -> String {
     if v.is_finite() {
-        format!("{v:.6}")
+        format!("{v}")
     } else {
         "unbounded".to_string()
     }

@@ -185,7 +185,10 @@ pub fn check_benchmark(
     if distinct.len() > 1 {
         let list = ids
             .iter()
-            .map(|(file, id)| format!("{file}: {id}"))
+            .map(|(file, id)| {
+                let name = file.rsplit(['/', '\\']).next().unwrap_or(file);
+                format!("{name}: {id}")
+            })
             .collect::<Vec<_>>()
             .join("; ");
         reasons.push(Reason::new(

@@ -287,6 +287,27 @@ fn owned_files(files: Vec<Ts<RunFileInput>>) -> Result<Vec<OwnedFile>, JsValue> 
     Ok(out)
 }
 
+/// The owned files as reader inputs.
+fn inputs_of(owned: &[OwnedFile]) -> Vec<InputFile<'_>> {
+    owned
+        .iter()
+        .map(|f| InputFile::bytes(f.name.clone(), &f.content))
+        .collect()
+}
+
+/// Options of `inspectRun` / `inspectRuns`, checked and converted.
+fn inspect_options(options: Option<Ts<InspectOptions>>) -> Result<RunOptions, JsValue> {
+    let opts = match options {
+        Some(o) => {
+            check_option_keys(&o.js_value(), &INSPECT_OPTION_KEYS)?;
+            o.to_rust()
+                .map_err(|e| options_error(format!("bad options: {e}")))?
+        }
+        None => InspectOptions::default(),
+    };
+    run_options(opts, FamilyFilter::all())
+}
+
 /// Read one run's artifacts and describe what they contain: endpoints (families and series
 /// per endpoint), phases and window candidates, schema versions, and which evidence exists.
 ///
@@ -297,20 +318,9 @@ pub fn inspect_run_js(
     files: Vec<Ts<RunFileInput>>,
     options: Option<Ts<InspectOptions>>,
 ) -> Result<Ts<RunInspection>, JsValue> {
-    let opts = match options {
-        Some(o) => {
-            check_option_keys(&o.js_value(), &INSPECT_OPTION_KEYS)?;
-            o.to_rust()
-                .map_err(|e| options_error(format!("bad options: {e}")))?
-        }
-        None => InspectOptions::default(),
-    };
-    let options = run_options(opts, FamilyFilter::all())?;
+    let options = inspect_options(options)?;
     let owned = owned_files(files)?;
-    let inputs: Vec<InputFile<'_>> = owned
-        .iter()
-        .map(|f| InputFile::bytes(f.name.clone(), &f.content))
-        .collect();
+    let inputs = inputs_of(&owned);
     let run = read_run(&inputs, &options).map_err(|e| read_error(&e))?;
     inspect_run(&run).into_ts().map_err(output_error)
 }
@@ -327,10 +337,7 @@ pub fn account_run_js(
 ) -> Result<Ts<Accounting>, JsValue> {
     let (options, policy) = account_options(options)?;
     let owned = owned_files(files)?;
-    let inputs: Vec<InputFile<'_>> = owned
-        .iter()
-        .map(|f| InputFile::bytes(f.name.clone(), &f.content))
-        .collect();
+    let inputs = inputs_of(&owned);
     let run = read_run(&inputs, &options).map_err(|e| read_error(&e))?;
     account_run(&run, &policy).into_ts().map_err(output_error)
 }
@@ -409,10 +416,7 @@ pub fn account_runs_js(
 ) -> Result<js_sys::Array, JsValue> {
     let (options, policy) = account_options(options)?;
     let owned = sweep_files(files)?;
-    let inputs: Vec<InputFile<'_>> = owned
-        .iter()
-        .map(|f| InputFile::bytes(f.name.clone(), &f.content))
-        .collect();
+    let inputs = inputs_of(&owned);
     let (runs, _) = read_runs(&inputs, &options);
     outcomes(runs, |run| {
         account_run(run, &policy)
@@ -432,20 +436,9 @@ pub fn inspect_runs_js(
     files: Vec<Ts<RunFileInput>>,
     options: Option<Ts<InspectOptions>>,
 ) -> Result<js_sys::Array, JsValue> {
-    let opts = match options {
-        Some(o) => {
-            check_option_keys(&o.js_value(), &INSPECT_OPTION_KEYS)?;
-            o.to_rust()
-                .map_err(|e| options_error(format!("bad options: {e}")))?
-        }
-        None => InspectOptions::default(),
-    };
-    let options = run_options(opts, FamilyFilter::all())?;
+    let options = inspect_options(options)?;
     let owned = sweep_files(files)?;
-    let inputs: Vec<InputFile<'_>> = owned
-        .iter()
-        .map(|f| InputFile::bytes(f.name.clone(), &f.content))
-        .collect();
+    let inputs = inputs_of(&owned);
     let (runs, _) = read_runs(&inputs, &options);
     outcomes(runs, |run| {
         inspect_run(run)

@@ -17,7 +17,7 @@ USAGE:
     kvledger inspect [OPTIONS] <RUN_DIR>...
     kvledger inspect [OPTIONS] <FILE>...
     kvledger account [OPTIONS] [--policy FILE] <RUN_DIR>... | <FILE>...
-    kvledger price --rows FILE [--policy strict|theoretical|legacy] [--card NAME|FILE] [--json]
+    kvledger price --rows FILE [--policy strict|theoretical|legacy] [--surface S] [--card NAME|FILE] [--json]
     kvledger synth --engine E --topology T [--fault F]... --seed N --duration S --out DIR
     kvledger --version | --help
 
@@ -44,6 +44,8 @@ OPTIONS:
 PRICE OPTIONS (see docs/pricing.md):
     --rows FILE               a JSON array of dashboard BenchmarkRows (or an object of arrays)
     --policy P                strict (default), theoretical or legacy
+    --surface S               with legacy: the dashboard surface reproduced, chart, calculator
+                              (default) or trend
     --card NAME|FILE          a shipped rate card (normalized, kimi-k3-moonshot, glm-5.2-zai,
                               minimax-m3, deepseek-v4-pro, deepseek-v4.1-flash) or a card JSON file
     --json                    machine-readable JSON
@@ -54,9 +56,13 @@ SYNTH (a deterministic run with known truth; see docs/synth.md):
     --fault F[,F]  (start_gap, straddle_proof, straddle_no_proof, counter_reset,
                     alias_collision, cpu_counter_absent, decode_recount, worker_missing,
                     frontend_duplicates, errors_warmup, errors_profiling, nan_gauges,
-                    late_final_scrape, proto_labels, tp_disagree)
+                    late_final_scrape, proto_labels, tp_disagree, conflicting_exports,
+                    csv_json_disagree, restart_unseen, zero_traffic, duplicate_family,
+                    duplicate_family_conflict, swapped_launch, benchmark_mismatch,
+                    records_outside_window, duplicate_timestamp, prefix_caching_disabled)
     --seed N  --duration SECONDS  --target-bytes 100MB  --concurrency N  --dp N  --tp N
-    --frontend  --schema 1.0|1.1  --no-jsonl  --warmup-per-lane N  --out DIR
+    --frontend  --schema 1.0|1.1  --exports json,csv,jsonl  --no-jsonl  --warmup-per-lane N
+    --out DIR
     --examples DIR   regenerate the bundled example runs (examples/synth/)
 
 `account` prints each run's verdict (cache_validity), tier rates with bounds, per-role
