@@ -13,7 +13,20 @@ use kvledger::synth::{generate, Engine, Fault, Schema, SynthSpec, Topology};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-static WIDTH_DIVERGENCES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Runs whose status differs from the truth's by bound tightness alone, by
+/// "truth status -> our status".
+static WIDTH_DIVERGENCES: std::sync::Mutex<std::collections::BTreeMap<String, u64>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+fn divergences() -> String {
+    let map = WIDTH_DIVERGENCES
+        .lock()
+        .map(|m| m.clone())
+        .unwrap_or_default();
+    let total: u64 = map.values().sum();
+    let parts: Vec<String> = map.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    format!("{total} ({})", parts.join(", "))
+}
 
 struct Rng(u64);
 
@@ -168,7 +181,11 @@ fn f(v: &Value) -> Option<f64> {
     v.as_f64()
 }
 
+/// Intervals compared with the truth, over all runs.
+static INTERVALS_CHECKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 fn contains(lo: f64, hi: Option<f64>, v: f64) -> bool {
+    INTERVALS_CHECKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tol = 1e-6 * v.abs().max(1.0);
     lo <= v + tol && hi.is_none_or(|h| v <= h + tol)
 }
@@ -243,7 +260,14 @@ fn check_spec(i: u64, spec: SynthSpec, tmp: &Path) -> Result<(), String> {
         .collect();
     // Statuses may differ only through the bound-dependent codes.
     if status != expected["status"] && ours_fixed == expected_fixed {
-        WIDTH_DIVERGENCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let key = format!(
+            "{} -> {}",
+            expected["status"].as_str().unwrap_or("?"),
+            status.as_str().unwrap_or("?")
+        );
+        if let Ok(mut m) = WIDTH_DIVERGENCES.lock() {
+            *m.entry(key).or_default() += 1;
+        }
     } else if status != expected["status"] {
         return Err(format!(
             "{}status {} expected {} (ours: {:?})",
@@ -394,8 +418,10 @@ fn run_share(part: u64, parts: u64) {
     }
     assert!(checked > 0 || only.is_some());
     eprintln!(
-        "part {part}: {checked} runs checked; runs so far whose status differs from the truth's by bound tightness alone: {}",
-        WIDTH_DIVERGENCES.load(std::sync::atomic::Ordering::Relaxed)
+        "part {part}: {checked} runs checked, {} failed; intervals checked so far: {}; runs so far whose status differs from the truth's by bound tightness alone: {}",
+        failures.len(),
+        INTERVALS_CHECKED.load(std::sync::atomic::Ordering::Relaxed),
+        divergences()
     );
     assert!(
         failures.is_empty(),
