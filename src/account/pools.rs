@@ -74,8 +74,15 @@ pub fn count(
         let present = present_keys(ctx.ev, url, *engine);
         let assessment = adapter(*engine).assess(url, &present, &ctx.tiers);
         if let Some((_, m)) = counters.counters.get(&Counter::Prompt).copied() {
+            // A counter created on its first increment is 0 while absent, unless the process
+            // restarted: then it may have counted before the restart and vanished with it.
+            let absent = if ctx.restarts.contains_key(url) {
+                Interval::unbounded(0.0)
+            } else {
+                Interval::ZERO
+            };
             for c in &assessment.zero_when_absent {
-                counters.counters.entry(*c).or_insert((Interval::ZERO, m));
+                counters.counters.entry(*c).or_insert((absent, m));
             }
         }
         out.ratio_gauges
