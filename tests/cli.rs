@@ -1,19 +1,8 @@
 //! The CLI binary: exit codes, table and JSON output over the bundled examples.
 
-use std::process::Command;
-
-fn kvledger(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kvledger"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run kvledger");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+#[path = "cli_support/mod.rs"]
+mod cli_support;
+use cli_support::kvledger;
 
 #[test]
 fn inspect_table_on_a_run_dir() {
@@ -71,7 +60,7 @@ fn exit_codes() {
 
 #[test]
 fn launch_env_refusals_are_named() {
-    let out = Command::new(env!("CARGO_BIN_EXE_kvledger"))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvledger"))
         .args(["inspect", "--launch-env", "examples/vllm-doc-timeslices"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("DISAGG", "maybe")

@@ -1,20 +1,9 @@
 //! The CLI over a real AIPerf folder (every file AIPerf writes: read or ignored, never an
 //! error) and over a sweep tree (each run on its own, the broken one reported in its place).
 
-use std::process::Command;
-
-fn kvledger(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kvledger"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run kvledger");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+#[path = "cli_support/mod.rs"]
+mod cli_support;
+use cli_support::kvledger;
 
 const FOLDER: &str = "tests/fixtures/aiperf-folder";
 const SWEEP: &str = "tests/fixtures/sweep";

@@ -2,25 +2,14 @@
 //! like `NotOffloaded`, `["a", "b"]`, `Struct { field: .. }`): every bundled example run, the
 //! real-folder and sweep fixtures, through `inspect`, `account` and `price`.
 
-use std::process::Command;
+#[path = "cli_support/mod.rs"]
+mod cli_support;
+use cli_support::kvledger;
 
 fn output(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_kvledger"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run kvledger");
-    let code = out.status.code();
-    assert!(
-        matches!(code, Some(0 | 1)),
-        "{args:?}: exit {code:?}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    let (code, out, err) = kvledger(args);
+    assert!(matches!(code, 0 | 1), "{args:?}: exit {code}\n{err}");
+    format!("{out}{err}")
 }
 
 /// Variant names of the crate's enums as Rust's `Debug` spells them (the JSON and the text

@@ -6,8 +6,11 @@
 //! Normalized card: R = 0.0036 T (1 - 0.9 h s). Split card in 2 / out 10 (cached 0.2):
 //! R = 0.0036 T (s ((1 - h) 2 + 0.2 h) + (1 - s) 10).
 
+#[path = "cli_support/mod.rs"]
+mod cli_support;
 #[path = "pricing_support/mod.rs"]
 mod support;
+use cli_support::kvledger as cli;
 
 use kvledger::pricing::frontier::{
     dashboard_monotone_slopes, interpolate_frontier, monotone_slopes, price_frontier,
@@ -19,7 +22,6 @@ use kvledger::pricing::{
     ShareSource,
 };
 use serde_json::json;
-use std::process::Command;
 use support::*;
 
 const L: PricingPolicy = PricingPolicy::Legacy;
@@ -281,18 +283,6 @@ fn surfaces_agree_on_the_app_revenue_numbers_where_no_rule_differs() {
         );
         assert_eq!(point(&p(1.0, 1.0, 0.0), &normalized(), s).surface, Some(s));
     }
-}
-
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kvledger"))
-        .args(args)
-        .output()
-        .expect("run kvledger");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

@@ -190,7 +190,8 @@ impl SynthSpec {
         if s.has(Fault::FrontendDuplicates) {
             s.frontend = true;
         }
-        if s.has(Fault::DecodeRecount) && !s.topology.is_disagg() {
+        // Decode re-counting and swapped prefill/decode lists need a disaggregated run.
+        if (s.has(Fault::DecodeRecount) || s.has(Fault::SwappedLaunch)) && !s.topology.is_disagg() {
             s.topology = Topology {
                 agg: 0,
                 prefill: 1,
@@ -271,13 +272,6 @@ impl SynthSpec {
         if s.has(Fault::ZeroTraffic) || s.has(Fault::RecordsOutsideWindow) {
             s.schema = Schema::V1_1;
             s.json = true;
-        }
-        if s.has(Fault::SwappedLaunch) && !s.topology.is_disagg() {
-            s.topology = Topology {
-                agg: 0,
-                prefill: 1,
-                decode: 1,
-            };
         }
         if s.has(Fault::PrefixCachingDisabled) {
             s.tier_cpu = false;
