@@ -12,6 +12,7 @@ pub mod model;
 pub mod pricing;
 pub mod read;
 pub mod synth;
+pub mod wire;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
