@@ -97,7 +97,7 @@ impl fmt::Display for ErrorCode {
 /// Where in a file an error sits. Lines and columns are 1-based.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct Position {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -165,7 +165,7 @@ impl fmt::Display for Position {
 /// A reader error: stable code, the file it concerns, where in it, and a human message.
 /// (In JS it is thrown as an `Error` named `ReadError`: see `KvledgerError` in the d.ts.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct ReadError {
     pub code: ErrorCode,
     pub file: String,

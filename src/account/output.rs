@@ -10,6 +10,7 @@ use super::roles::{is_priced_role, role_name, Deployment, RoleSource};
 use super::verdict::{CpuComponent, Reason, Status};
 use crate::engines::{Counter, Engine};
 use crate::model::Role;
+use crate::wire::EpochNs;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -59,14 +60,13 @@ pub enum WindowSource {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
 pub struct WindowInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub start_ns: Option<u64>,
+    pub start_ns: Option<EpochNs>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub end_ns: Option<u64>,
+    pub end_ns: Option<EpochNs>,
     pub source: WindowSource,
     /// The weakest evidence that bounded a priced counter.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -80,7 +80,6 @@ pub struct WindowInfo {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
 pub struct RequestScope {
     pub profiling_records: u64,
     pub errors: u64,
@@ -108,7 +107,6 @@ pub struct Scope {
 /// `cache_validity` (CONTRACT section 6).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
 pub struct CacheValidity {
     pub status: Status,
     pub pricing_eligible: bool,
@@ -316,7 +314,6 @@ pub struct Telemetry {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
 pub struct Legacy {
     pub server_gpu_cache_hit_rate: Option<f64>,
     pub server_cpu_cache_hit_rate: Option<f64>,
@@ -334,7 +331,6 @@ pub struct Legacy {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[cfg_attr(target_arch = "wasm32", tsify(hashmap_as_object))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
 #[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct Accounting {
     pub contract_version: String,

@@ -174,7 +174,7 @@ impl PricingCode {
 /// verbatim.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct PricingReason {
     pub code: PricingCode,
     pub detail: String,
@@ -221,7 +221,7 @@ pub enum PriceStatus {
 /// The outcome of pricing one point.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct PriceOutcome {
     pub status: PriceStatus,
     /// True only when `status` is `PRICED`; then `revenuePerGpuHour` is present.

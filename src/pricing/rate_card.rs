@@ -31,7 +31,7 @@ pub enum UsageConvention {
 /// with neither, the cached price is 10 % of the input price.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct RateCard {
     /// Stable name (`normalized`, `kimi-k3-moonshot`, ...).
     pub name: String,
@@ -69,7 +69,7 @@ pub struct RateCard {
 /// The resolved prices of a card ($ per million tokens).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct Prices {
     pub input: f64,
     pub cached: f64,
@@ -79,7 +79,7 @@ pub struct Prices {
 /// One usage record's token counts, read per the card's convention.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct Usage {
     pub input: f64,
     #[serde(default)]
@@ -92,7 +92,7 @@ pub struct Usage {
 /// Which card to use: a shipped card by name, or a card given inline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub enum CardChoice {
     Name(String),
     Card(RateCard),

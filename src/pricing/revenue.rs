@@ -44,7 +44,7 @@ fn revenue_unchecked(t: f64, s: Option<f64>, h: Option<f64>, p: &Prices) -> Opti
 /// Power and cost of one GPU: all-in kW per GPU and a TCO in $ per GPU-hour.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct PowerCost {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -72,7 +72,7 @@ pub fn gpu_hours_per_year(unit_kw: f64, kw_per_gpu: f64) -> Option<f64> {
 /// metrics need power, profit needs the TCO.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct MoneyMetrics {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -137,7 +137,7 @@ pub const DEFAULT_LAB_SHARE_PCT: f64 = 30.0;
 /// Input of the profit estimator (consumer.md b.4, `estimateSkuProfit`).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct ProfitInput {
     /// $ per GPU-hour; absent = not priced (`no-token-mix`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -169,7 +169,7 @@ pub struct ProfitInput {
 /// The profit estimator's result.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct ProfitEstimate {
     pub gpu_hours: f64,
     pub revenue: f64,

@@ -30,7 +30,7 @@ pub struct TrendGroup {
 /// One dated value of a trend line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct TrendPoint {
     pub date: String,
     /// A copy of the last value carried to `extendTo` (not a measurement).
