@@ -11,6 +11,7 @@ pub mod inspect;
 pub mod model;
 pub mod pricing;
 pub mod read;
+pub mod schema;
 pub mod synth;
 pub mod wire;
 

@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// An interval of a counter's in-window increase. `hi` absent = unbounded.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Bounds {
     pub lo: f64,
@@ -36,7 +36,7 @@ impl From<Interval> for Bounds {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Roles {
     pub source: RoleSource,
@@ -49,7 +49,7 @@ pub struct Roles {
     pub unresolved: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub enum WindowSource {
@@ -58,7 +58,7 @@ pub enum WindowSource {
     None,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct WindowInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -78,7 +78,7 @@ pub struct WindowInfo {
     pub gaps: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct RequestScope {
     pub profiling_records: u64,
@@ -97,7 +97,7 @@ pub struct RequestScope {
 }
 
 /// What pricing needs and what the evidence gave.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Scope {
     pub roles: Vec<Role>,
@@ -105,7 +105,7 @@ pub struct Scope {
 }
 
 /// `cache_validity` (CONTRACT section 6).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct CacheValidity {
     pub status: Status,
@@ -122,7 +122,7 @@ pub struct CacheValidity {
 }
 
 /// Tier rates with bounds; a tier is absent when no counter measures it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Rates {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,7 +143,7 @@ pub struct Rates {
     pub tier_aliases: Vec<TierAlias>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct TierAlias {
     pub tier: Counter,
@@ -151,7 +151,7 @@ pub struct TierAlias {
 }
 
 /// Canonical counters of one role or endpoint; absent = not exported.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Counters {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -184,7 +184,7 @@ impl Counters {
 }
 
 /// One endpoint: its role, engine, counters and how they were bounded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[cfg_attr(target_arch = "wasm32", tsify(hashmap_as_object))]
 pub struct Source {
@@ -207,7 +207,17 @@ pub struct Source {
 }
 
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
@@ -220,7 +230,7 @@ pub enum TokenSource {
     Client,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Tokens {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -234,7 +244,7 @@ pub struct Tokens {
     pub source: Option<TokenSource>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct KvEndpoint {
     pub endpoint_url: String,
@@ -253,7 +263,7 @@ pub struct KvEndpoint {
     pub usage_max: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct KvCache {
     /// The headline pool: unified endpoints summed (aggregated) or the decode pool (P/D).
@@ -269,7 +279,7 @@ pub struct KvCache {
     pub endpoints: Vec<KvEndpoint>,
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Offload {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -293,7 +303,7 @@ pub struct Offload {
 }
 
 /// Telemetry that is reported and never priced.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[cfg_attr(target_arch = "wasm32", tsify(hashmap_as_object))]
 pub struct Telemetry {
@@ -311,7 +321,7 @@ pub struct Telemetry {
 
 /// The flat keys the dashboard stores today, right under its current rule
 /// (h = gpu + external when external is a number, even 0; else gpu + cpu).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct Legacy {
@@ -328,7 +338,7 @@ pub struct Legacy {
 }
 
 /// The whole result of accounting one run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[cfg_attr(target_arch = "wasm32", tsify(hashmap_as_object))]
 #[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]

@@ -162,7 +162,7 @@ pub fn spline_with(xs: &[f64], ys: &[f64], x: f64, rule: Slopes) -> f64 {
 }
 
 /// A frontier knot (or a nearest point) named in a result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub struct FrontierKnot {
@@ -180,7 +180,7 @@ pub struct FrontierKnot {
 }
 
 /// The interpolated value at one target.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub struct FrontierInterpolation {
@@ -224,7 +224,7 @@ pub struct FrontierInterpolation {
 }
 
 /// One segment between consecutive frontier knots.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub struct FrontierSegment {
@@ -236,7 +236,7 @@ pub struct FrontierSegment {
 }
 
 /// Every point priced, the frontier, and which segments may be priced.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub struct FrontierPricing {

@@ -28,7 +28,7 @@ pub struct TrendGroup {
 }
 
 /// One dated value of a trend line.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub struct TrendPoint {
