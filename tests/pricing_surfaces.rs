@@ -312,6 +312,7 @@ fn cli_surface_option() {
         let (code, out, err) = cli(&a);
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let v = &v["result"];
         assert_eq!(v["surface"], json!(surface.unwrap_or("calculator")));
         v["outcomes"][0]["revenuePerGpuHour"].as_f64().unwrap()
     };
