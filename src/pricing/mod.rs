@@ -236,7 +236,7 @@ pub enum PriceStatus {
 #[serde(rename_all = "snake_case")]
 pub struct PriceOutcome {
     pub status: PriceStatus,
-    /// True only when `status` is `PRICED`; then `revenuePerGpuHour` is present.
+    /// True only when `status` is `PRICED`; then `revenue_per_gpu_hour` is present.
     pub priced: bool,
     pub policy: PricingPolicy,
     /// The dashboard surface reproduced (present only under `legacy`).
