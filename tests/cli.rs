@@ -681,3 +681,16 @@ fn synth_writes_a_non_empty_folder_only_with_force() {
         .any(|f| f.ends_with(".jsonl") && f.contains("server")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn schema_prints_the_shipped_json_schema() {
+    let (code, out, err) = kvledger(&["schema"]);
+    assert_eq!(code, 0, "{err}");
+    let shipped = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/kvledger.schema.json"),
+    )
+    .unwrap();
+    assert_eq!(out, shipped);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["$defs"]["CliEnvelope"]["oneOf"].is_array());
+}

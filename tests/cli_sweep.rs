@@ -77,9 +77,7 @@ fn a_real_aiperf_folder_reads_every_file_or_ignores_it() {
         "the CSV summary is not read as JSON"
     );
     // Both exports state their benchmark id; the summary of this composite states none.
-    let ids = v["benchmark_ids"]
-        .as_object()
-        .expect("benchmark_ids");
+    let ids = v["benchmark_ids"].as_object().expect("benchmark_ids");
     assert_eq!(ids.len(), 2, "{ids:?}");
     assert!(ids.keys().any(|k| k.ends_with("server_metrics_export.csv")));
 

@@ -1,10 +1,11 @@
 //! The command line: commands and their help, and how each outcome ends (exit code, stderr,
 //! and under `--json` an error envelope on stdout).
 
-use crate::out::{self, envelope, read_error, ErrorPayload, UsageReport};
+use crate::out::{self, envelope, read_error, ErrorPayload};
 use crate::{account, inspect, price, synth};
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
-use kvledger::{ErrorCode, ReadError};
+use kvledger::error::ErrorReport;
+use kvledger::ReadError;
 use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
@@ -46,6 +47,14 @@ enum Command {
     Price(price::Args),
     #[command(about = synth::ABOUT)]
     Synth(synth::Args),
+    /// Print the JSON Schema (draft 2020-12) of every result, input and --json envelope
+    /// (the package ships it as kvledger/schema.json)
+    #[command(
+        after_help = "Validate a value against {\"$ref\": \"kvledger.schema.json#/$defs/<Type>\"}: \
+                      Accounting, RunInspection, PriceReport, CliEnvelope, ErrorReport, Policy, RateCard, ...\n\n\
+                      Exit codes: 0 success; 2 the command line is wrong."
+    )]
+    Schema,
 }
 
 /// How a command fails.
@@ -84,7 +93,7 @@ fn command() -> clap::Command {
         .mut_subcommand("synth", |c| c.after_help(synth::after_help()))
 }
 
-const COMMANDS: [&str; 4] = ["inspect", "account", "price", "synth"];
+const COMMANDS: [&str; 5] = ["inspect", "account", "price", "synth", "schema"];
 
 /// What the raw arguments say before parsing, so a parse error can be reported in the form
 /// asked for: the command named (if any) and whether `--json` was given.
@@ -125,6 +134,7 @@ fn dispatch(matches: &ArgMatches) -> Result<(), Failure> {
             let sub = matches.subcommand_matches("synth");
             synth::main(a, sub.unwrap_or(matches))
         }
+        Command::Schema => out::print(&kvledger::schema::json_schema_text()),
     }
 }
 
@@ -156,10 +166,7 @@ fn clap_exit(e: &clap::Error, ctx: &Context) -> ExitCode {
 
 fn usage_envelope(ctx: &Context, message: &str) {
     let payload = ErrorPayload {
-        error: UsageReport {
-            code: ErrorCode::BadOptions,
-            message,
-        },
+        error: ErrorReport::usage(message),
     };
     if let Ok(line) = envelope(ctx.command, payload) {
         let _ = out::print(&line);

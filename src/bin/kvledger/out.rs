@@ -4,12 +4,10 @@
 
 use crate::Failure;
 use kvledger::error::ErrorReport;
+use kvledger::schema::ENVELOPE_VERSION;
 use kvledger::{ErrorCode, ReadError};
 use serde::Serialize;
 use std::io::{ErrorKind, Write};
-
-/// Version of the `--json` envelope (`"kvledger": "1"`); bumped only on a breaking change.
-pub const ENVELOPE_VERSION: &str = "1";
 
 /// Append one formatted line to a `String` (writing to a `String` cannot fail).
 macro_rules! say {
@@ -62,13 +60,6 @@ pub fn envelope<P: Serialize>(command: Option<&str>, payload: P) -> Result<Strin
     })?;
     line.push('\n');
     Ok(line)
-}
-
-/// A command line error in an envelope: `BAD_OPTIONS` and the message naming the value.
-#[derive(Serialize)]
-pub struct UsageReport<'a> {
-    pub code: ErrorCode,
-    pub message: &'a str,
 }
 
 /// `{"error": ...}`: the payload of an error envelope.

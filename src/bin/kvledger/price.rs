@@ -7,7 +7,7 @@ use crate::Failure;
 use kvledger::pricing::rate_card::shipped_cards;
 use kvledger::pricing::{
     point::BenchmarkRow, policy::price_point_on, CardChoice, LegacySurface, PriceOutcome,
-    PricingPolicy, RateCard,
+    PriceReport, PricingPolicy, RateCard,
 };
 use kvledger::{ErrorCode, ReadError};
 use serde::Serialize;
@@ -153,22 +153,11 @@ fn load_rows(path: &Path) -> Result<(String, Vec<BenchmarkRow>), Failure> {
 }
 
 /// The `result` of `price --json`.
-#[derive(Serialize)]
-struct Report<'a> {
-    card: &'a RateCard,
-    policy: PricingPolicy,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    surface: Option<LegacySurface>,
-    priced: usize,
-    not_priced: usize,
-    outcomes: &'a [PriceOutcome],
-}
-
 /// `{"rows": FILE, "result": Report}`: the payload of the envelope.
 #[derive(Serialize)]
 struct Payload<'a> {
     rows: &'a str,
-    result: Report<'a>,
+    result: PriceReport<'a>,
 }
 
 fn fmt(v: Option<f64>, digits: usize) -> String {
@@ -261,17 +250,9 @@ pub fn main(args: Args) -> Result<(), Failure> {
     if !args.json {
         return out::print(&render(&card, args.policy, surface, &rows, &outcomes));
     }
-    let priced = outcomes.iter().filter(|o| o.priced).count();
     let payload = Payload {
         rows: &rows_name,
-        result: Report {
-            card: &card,
-            policy: args.policy,
-            surface,
-            priced,
-            not_priced: outcomes.len() - priced,
-            outcomes: &outcomes,
-        },
+        result: PriceReport::new(&card, args.policy, surface, &outcomes),
     };
     out::print(&envelope(Some("price"), payload)?)
 }

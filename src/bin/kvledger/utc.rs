@@ -135,5 +135,4 @@ mod tests {
         assert_eq!(window(None, None), "-");
         assert_eq!(window(Some(s), None), "2026-05-05 12:00:01Z .. end unknown");
     }
-
 }
