@@ -3,11 +3,11 @@
 use crate::input::{self, is_stdin};
 use crate::out::say;
 use crate::run_args::{emit, read_runs, word, RunArgs};
-use crate::utc;
 use crate::Failure;
 use kvledger::account::output::{Bounds, Counters};
 use kvledger::account::rates::Rate;
 use kvledger::account::{account_run, Accounting, Policy};
+use kvledger::utc;
 use std::path::PathBuf;
 
 pub const ABOUT: &str = "The contract result of each run: verdict, tier rates with bounds, \

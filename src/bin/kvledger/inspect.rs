@@ -2,9 +2,9 @@
 
 use crate::out::say;
 use crate::run_args::{emit, read_runs, word, RunArgs};
-use crate::utc;
 use crate::Failure;
 use kvledger::inspect::{inspect_run, RunInspection};
+use kvledger::utc;
 
 pub const ABOUT: &str = "What a run's artifacts contain: files read and ignored, endpoints, \
                          families, phases, window candidates, evidence";

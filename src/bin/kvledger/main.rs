@@ -17,8 +17,6 @@ mod price;
 mod run_args;
 #[cfg(not(target_arch = "wasm32"))]
 mod synth;
-#[cfg(not(target_arch = "wasm32"))]
-mod utc;
 
 #[cfg(not(target_arch = "wasm32"))]
 use cli::Failure;

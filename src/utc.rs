@@ -1,8 +1,8 @@
-//! Times and durations for human text: epoch nanoseconds as UTC (`2026-05-05 12:00:01Z`,
+//! Times and durations for human text (CLI text, reason details): epoch nanoseconds as UTC (`2026-05-05 12:00:01Z`,
 //! sub-second digits only when present) and spans in seconds (`600.0 s`). Integer arithmetic
 //! on the `u64` nanoseconds, so every digit shown is exact (no f64 above 2^53).
 
-use kvledger::wire::EpochNs;
+use crate::wire::EpochNs;
 
 const NS_PER_S: u64 = 1_000_000_000;
 
@@ -53,6 +53,13 @@ pub fn seconds(ns: u64) -> String {
     format!("{}{frac} s", ns / NS_PER_S)
 }
 
+/// A time given in epoch seconds (e.g. `process_start_time_seconds`) in UTC, to the
+/// millisecond; `None` when it is not a finite non-negative number.
+pub fn utc_seconds(s: f64) -> Option<String> {
+    let ms = (s * 1e3).round();
+    (0.0..1.8e16).contains(&ms).then(|| utc(ms as u64 * 1_000_000))
+}
+
 /// A window: `start + length` when both ends are known and ordered, else what is known.
 pub fn window(start: Option<u64>, end: Option<u64>) -> String {
     match (start, end) {
@@ -72,6 +79,17 @@ pub fn window_of(start: impl Into<Option<EpochNs>>, end: impl Into<Option<EpochN
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn epoch_seconds_to_the_millisecond() {
+        assert_eq!(
+            utc_seconds(1_781_776_717.356).as_deref(),
+            Some("2026-06-18 09:58:37.356Z")
+        );
+        assert_eq!(utc_seconds(f64::NAN), None);
+        assert_eq!(utc_seconds(-1.0), None);
+        assert_eq!(utc_seconds(f64::INFINITY), None);
+    }
 
     #[test]
     fn instants() {
