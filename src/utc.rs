@@ -57,7 +57,9 @@ pub fn seconds(ns: u64) -> String {
 /// millisecond; `None` when it is not a finite non-negative number.
 pub fn utc_seconds(s: f64) -> Option<String> {
     let ms = (s * 1e3).round();
-    (0.0..1.8e16).contains(&ms).then(|| utc(ms as u64 * 1_000_000))
+    (0.0..1.8e16)
+        .contains(&ms)
+        .then(|| utc(ms as u64 * 1_000_000))
 }
 
 /// A window: `start + length` when both ends are known and ordered, else what is known.
