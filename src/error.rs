@@ -7,7 +7,9 @@ use serde::Serialize;
 use std::fmt;
 
 /// Stable error codes. The string form (`as_str`) is what consumers see.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
@@ -95,9 +97,9 @@ impl fmt::Display for ErrorCode {
 }
 
 /// Where in a file an error sits. Lines and columns are 1-based.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct Position {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -164,8 +166,8 @@ impl fmt::Display for Position {
 
 /// A reader error: stable code, the file it concerns, where in it, and a human message.
 /// (In JS it is thrown as an `Error` named `ReadError`: see `KvledgerError` in the d.ts.)
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub struct ReadError {
     pub code: ErrorCode,
     pub file: String,
@@ -234,7 +236,7 @@ impl std::error::Error for ReadError {}
 /// A run's error as sweep outputs carry it in the run's place (CLI `--json` lines, the WASM
 /// `accountRuns` / `inspectRuns` arrays): snake_case like every result kvledger defines, the
 /// position's parts flattened and omitted when unknown.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct ErrorReport {
     pub code: ErrorCode,
@@ -269,7 +271,8 @@ impl From<&ReadError> for ErrorReport {
 }
 
 /// One run of a sweep: its root relative to the folder given, and its result or its error.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[schemars(rename = "RunOutcome_{T}")]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct RunOutcome<T> {
     pub run: String,

@@ -9,19 +9,17 @@ use crate::model::{
 use crate::read::names::{canonical_family, engine_prefix};
 use crate::read::run::IgnoredFile;
 use crate::read::{ArtifactKind, Run};
+use crate::wire::EpochNs;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The accounting contract this build implements.
 pub const CONTRACT_VERSION: &str = "kvledger/1";
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[cfg_attr(
-    target_arch = "wasm32",
-    tsify(large_number_types_as_bigints, hashmap_as_object)
-)]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(target_arch = "wasm32", tsify(hashmap_as_object))]
+#[serde(rename_all = "snake_case")]
 pub struct RunInspection {
     pub contract_version: String,
     /// Every input file with what it was recognised as, sorted by name.
@@ -54,17 +52,17 @@ pub struct RunInspection {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct InspectedFile {
     pub name: String,
     pub kind: ArtifactKind,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct ServerMetricsInfo {
     pub format: ServerMetricsFormat,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -93,10 +91,9 @@ pub struct ServerMetricsInfo {
     pub end_time: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct EndpointInspection {
     pub endpoint_url: String,
     /// `host:port` as launch facts name endpoints.
@@ -120,21 +117,21 @@ pub struct EndpointInspection {
     pub sources: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub first_fetch_ns: Option<u64>,
+    pub first_fetch_ns: Option<EpochNs>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub last_fetch_ns: Option<u64>,
+    pub last_fetch_ns: Option<EpochNs>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub first_scrape_ns: Option<u64>,
+    pub first_scrape_ns: Option<EpochNs>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub last_scrape_ns: Option<u64>,
+    pub last_scrape_ns: Option<EpochNs>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct FamilyInspection {
     /// The name as exported (first spelling seen, by sorted order).
     pub name: String,
@@ -154,10 +151,9 @@ pub struct FamilyInspection {
     pub in_warmup: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct Phases {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -167,16 +163,15 @@ pub struct Phases {
     pub warmup: Option<NsRange>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct NsRange {
-    pub start_ns: u64,
-    pub end_ns: u64,
+    pub start_ns: EpochNs,
+    pub end_ns: EpochNs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub enum WindowCandidateSource {
@@ -190,19 +185,18 @@ pub enum WindowCandidateSource {
     TimesliceGrid,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct WindowCandidate {
     pub source: WindowCandidateSource,
-    pub start_ns: u64,
-    pub end_ns: u64,
+    pub start_ns: EpochNs,
+    pub end_ns: EpochNs,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct Evidence {
     /// Timed raw cumulative scrapes (JSONL records, timed Prometheus captures).
     pub raw_scrapes: u32,
@@ -222,9 +216,9 @@ pub struct Evidence {
     pub csv_only: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct RequestCounts {
     pub era: ProfileEra,
     pub records: u32,
@@ -237,9 +231,9 @@ pub struct RequestCounts {
     pub cancelled: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct RunSummaryInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -261,9 +255,9 @@ pub struct RunSummaryInfo {
     pub benchmark_duration_s: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct LaunchInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -429,8 +423,8 @@ fn timeslice_grid(export: &ServerMetricsExport) -> Option<NsRange> {
         }
     }
     Some(NsRange {
-        start_ns: start?,
-        end_ns: end?,
+        start_ns: EpochNs(start?),
+        end_ns: EpochNs(end?),
     })
 }
 
@@ -505,8 +499,8 @@ pub fn inspect_run(run: &Run) -> RunInspection {
         let ranges = export.summary.phase_time_ranges;
         if let Some(p) = ranges.profiling {
             let r = NsRange {
-                start_ns: p.start_ns,
-                end_ns: p.end_ns,
+                start_ns: EpochNs(p.start_ns),
+                end_ns: EpochNs(p.end_ns),
             };
             phases.profiling.get_or_insert(r);
             candidates.push(WindowCandidate {
@@ -520,8 +514,8 @@ pub fn inspect_run(run: &Run) -> RunInspection {
         }
         if let Some(w) = ranges.warmup {
             phases.warmup.get_or_insert(NsRange {
-                start_ns: w.start_ns,
-                end_ns: w.end_ns,
+                start_ns: EpochNs(w.start_ns),
+                end_ns: EpochNs(w.end_ns),
             });
         }
         if !export.warmup_metrics.is_empty() {
@@ -649,14 +643,14 @@ pub fn inspect_run(run: &Run) -> RunInspection {
         }
         if let (Some(s), Some(e)) = (start, end) {
             let r = NsRange {
-                start_ns: s,
-                end_ns: e,
+                start_ns: EpochNs(s),
+                end_ns: EpochNs(e),
             };
             phases.profiling.get_or_insert(r);
             candidates.push(WindowCandidate {
                 source: WindowCandidateSource::ProfileRecords,
-                start_ns: s,
-                end_ns: e,
+                start_ns: EpochNs(s),
+                end_ns: EpochNs(e),
             });
         }
         c
@@ -667,8 +661,8 @@ pub fn inspect_run(run: &Run) -> RunInspection {
         if let (Some(a), Some(b)) = (s.min_request_timestamp_ns, s.max_response_timestamp_ns) {
             candidates.push(WindowCandidate {
                 source: WindowCandidateSource::RunSummaryTimestamps,
-                start_ns: a,
-                end_ns: b,
+                start_ns: EpochNs(a),
+                end_ns: EpochNs(b),
             });
         }
         RunSummaryInfo {
@@ -738,10 +732,10 @@ pub fn inspect_run(run: &Run) -> RunInspection {
                 timeslices: e.timeslices,
                 scrapes: e.scrapes,
                 sources: e.sources.iter().map(|s| s.to_string()).collect(),
-                first_fetch_ns: e.first_fetch_ns,
-                last_fetch_ns: e.last_fetch_ns,
-                first_scrape_ns: e.first_scrape_ns,
-                last_scrape_ns: e.last_scrape_ns,
+                first_fetch_ns: e.first_fetch_ns.map(EpochNs),
+                last_fetch_ns: e.last_fetch_ns.map(EpochNs),
+                first_scrape_ns: e.first_scrape_ns.map(EpochNs),
+                last_scrape_ns: e.last_scrape_ns.map(EpochNs),
             })
             .collect(),
         families: families

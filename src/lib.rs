@@ -12,6 +12,7 @@ pub mod model;
 pub mod options;
 pub mod pricing;
 pub mod read;
+pub mod schema;
 pub mod synth;
 pub mod wire;
 

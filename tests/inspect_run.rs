@@ -117,11 +117,11 @@ fn captures_with_manifest_and_meta() {
     assert_eq!(r.evidence.raw_scrapes, 2);
     assert_eq!(
         r.endpoints[0].first_scrape_ns,
-        Some(1_781_000_000_000_000_001)
+        Some(kvledger::wire::EpochNs(1_781_000_000_000_000_001))
     );
     assert_eq!(
         r.endpoints[0].last_scrape_ns,
-        Some(1_781_000_900_000_000_003)
+        Some(kvledger::wire::EpochNs(1_781_000_900_000_000_003))
     );
 }
 

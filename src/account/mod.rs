@@ -49,6 +49,7 @@ pub use verdict::{status_of, CpuComponent, Reason, ReasonCode, Status};
 use crate::engines::{dynamo, Engine, TierContext};
 use crate::inspect::CONTRACT_VERSION;
 use crate::read::Run;
+use crate::wire::EpochNs;
 use evidence::Evidence;
 use interval::{SeriesContext, Window};
 use output::*;
@@ -200,8 +201,8 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
         engine: run_engine(&dep.priced, &eps.engines),
         roles: roles::roles_block(&dep, &eps.engines),
         window: WindowInfo {
-            start_ns: window.window.map(|w| w.start_ns),
-            end_ns: window.window.map(|w| w.end_ns),
+            start_ns: window.window.map(|w| EpochNs(w.start_ns)),
+            end_ns: window.window.map(|w| EpochNs(w.end_ns)),
             source: window.source,
             evidence: sums.weakest,
             straddles: sums.straddles,

@@ -10,11 +10,12 @@ use super::roles::{is_priced_role, role_name, Deployment, RoleSource};
 use super::verdict::{CpuComponent, Reason, Status};
 use crate::engines::{Counter, Engine};
 use crate::model::Role;
+use crate::wire::EpochNs;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// An interval of a counter's in-window increase. `hi` absent = unbounded.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Bounds {
     pub lo: f64,
@@ -35,7 +36,7 @@ impl From<Interval> for Bounds {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Roles {
     pub source: RoleSource,
@@ -48,7 +49,7 @@ pub struct Roles {
     pub unresolved: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub enum WindowSource {
@@ -57,16 +58,15 @@ pub enum WindowSource {
     None,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
 pub struct WindowInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub start_ns: Option<u64>,
+    pub start_ns: Option<EpochNs>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub end_ns: Option<u64>,
+    pub end_ns: Option<EpochNs>,
     pub source: WindowSource,
     /// The weakest evidence that bounded a priced counter.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -78,9 +78,8 @@ pub struct WindowInfo {
     pub gaps: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
 pub struct RequestScope {
     pub profiling_records: u64,
     pub errors: u64,
@@ -98,7 +97,7 @@ pub struct RequestScope {
 }
 
 /// What pricing needs and what the evidence gave.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Scope {
     pub roles: Vec<Role>,
@@ -106,9 +105,8 @@ pub struct Scope {
 }
 
 /// `cache_validity` (CONTRACT section 6).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
 pub struct CacheValidity {
     pub status: Status,
     pub pricing_eligible: bool,
@@ -124,7 +122,7 @@ pub struct CacheValidity {
 }
 
 /// Tier rates with bounds; a tier is absent when no counter measures it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Rates {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -145,7 +143,7 @@ pub struct Rates {
     pub tier_aliases: Vec<TierAlias>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct TierAlias {
     pub tier: Counter,
@@ -153,7 +151,7 @@ pub struct TierAlias {
 }
 
 /// Canonical counters of one role or endpoint; absent = not exported.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Counters {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -186,7 +184,7 @@ impl Counters {
 }
 
 /// One endpoint: its role, engine, counters and how they were bounded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[cfg_attr(target_arch = "wasm32", tsify(hashmap_as_object))]
 pub struct Source {
@@ -209,7 +207,17 @@ pub struct Source {
 }
 
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
@@ -222,7 +230,7 @@ pub enum TokenSource {
     Client,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Tokens {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -236,7 +244,7 @@ pub struct Tokens {
     pub source: Option<TokenSource>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct KvEndpoint {
     pub endpoint_url: String,
@@ -255,7 +263,7 @@ pub struct KvEndpoint {
     pub usage_max: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct KvCache {
     /// The headline pool: unified endpoints summed (aggregated) or the decode pool (P/D).
@@ -271,7 +279,7 @@ pub struct KvCache {
     pub endpoints: Vec<KvEndpoint>,
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Offload {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -295,7 +303,7 @@ pub struct Offload {
 }
 
 /// Telemetry that is reported and never priced.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[cfg_attr(target_arch = "wasm32", tsify(hashmap_as_object))]
 pub struct Telemetry {
@@ -313,10 +321,9 @@ pub struct Telemetry {
 
 /// The flat keys the dashboard stores today, right under its current rule
 /// (h = gpu + external when external is a number, even 0; else gpu + cpu).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
 pub struct Legacy {
     pub server_gpu_cache_hit_rate: Option<f64>,
     pub server_cpu_cache_hit_rate: Option<f64>,
@@ -331,10 +338,9 @@ pub struct Legacy {
 }
 
 /// The whole result of accounting one run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[cfg_attr(target_arch = "wasm32", tsify(hashmap_as_object))]
-#[cfg_attr(target_arch = "wasm32", tsify(large_number_types_as_bigints))]
 #[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct Accounting {
     pub contract_version: String,

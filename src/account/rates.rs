@@ -19,7 +19,7 @@ use crate::engines::{Counter, TierContext};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Rate {
     /// The point estimate; null when the denominator may be 0 (0/0 has no value).

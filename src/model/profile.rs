@@ -3,7 +3,9 @@
 
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
@@ -23,7 +25,7 @@ impl Phase {
 }
 
 /// How the JSONL was serialised (AIPerf changed it twice).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub enum ProfileEra {
@@ -39,14 +41,14 @@ pub enum ProfileEra {
     Empty,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ProfileExport {
     pub era: ProfileEra,
     pub records: Vec<RequestRecord>,
 }
 
 /// One request record, projected to the fields the contract uses.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RequestRecord {
     /// 1-based line in the file.
     pub line: u32,
@@ -64,7 +66,7 @@ pub struct RequestRecord {
     pub x_correlation_id: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RecordError {
     pub code: Option<i64>,
     pub error_type: Option<String>,
@@ -73,7 +75,7 @@ pub struct RecordError {
 
 /// `profile_export_aiperf.json`: the fields the contract uses. Top-level metrics are
 /// profiling-only; `warmup_*` come from the fork's `warmup_metrics` block.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 pub struct RunSummary {
     pub schema_version: Option<String>,
     pub aiperf_version: Option<String>,

@@ -4,7 +4,7 @@
 use super::{Bucket, Labels, MetricType, Phase};
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ScrapeSource {
     /// `server_metrics_export.jsonl` (no type information in the file).
@@ -13,7 +13,7 @@ pub enum ScrapeSource {
     PrometheusText,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ScrapeSet {
     pub source: ScrapeSource,
     /// In file order; readers do not sort (endpoints interleave in the JSONL).
@@ -23,7 +23,7 @@ pub struct ScrapeSet {
 }
 
 /// One scrape of one endpoint.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Scrape {
     pub endpoint_url: String,
     /// Epoch ns of the scrape. Always known for JSONL; for a Prometheus text capture it comes
@@ -35,7 +35,7 @@ pub struct Scrape {
     pub families: Vec<ScrapeFamily>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ScrapeFamily {
     /// Family name with the counter `_total` stripped as AIPerf does (Prometheus text), or
     /// exactly as written (JSONL).
@@ -46,13 +46,13 @@ pub struct ScrapeFamily {
     pub samples: Vec<Sample>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Sample {
     pub labels: Labels,
     pub value: SampleValue,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum SampleValue {
     /// Counter, gauge or untyped value. NaN and infinities are kept as read.

@@ -4,7 +4,9 @@ use super::Labels;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "lowercase")]
 pub enum MetricType {
@@ -36,7 +38,7 @@ impl MetricType {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "lowercase")]
 pub enum ServerMetricsFormat {
@@ -45,7 +47,7 @@ pub enum ServerMetricsFormat {
 }
 
 /// One server-metrics export file.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ServerMetricsExport {
     pub format: ServerMetricsFormat,
     pub schema_version: Option<String>,
@@ -68,7 +70,7 @@ pub struct ServerMetricsExport {
     pub merged_duplicates: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 pub struct ExportSummary {
     pub endpoints_configured: Vec<String>,
     pub endpoints_successful: Vec<String>,
@@ -79,7 +81,7 @@ pub struct ExportSummary {
     pub phase_time_ranges: PhaseTimeRanges,
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 pub struct EndpointInfo {
     pub total_fetches: Option<u64>,
     pub first_fetch_ns: Option<u64>,
@@ -93,20 +95,20 @@ pub struct EndpointInfo {
     pub median_update_interval_ms: Option<f64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
 pub struct PhaseTimeRanges {
     pub profiling: Option<TimeRange>,
     pub warmup: Option<TimeRange>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 pub struct TimeRange {
     pub start_ns: u64,
     pub end_ns: u64,
 }
 
 /// One metric family: its name as exported (AIPerf strips a counter's `_total`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Family {
     pub name: String,
     pub metric_type: MetricType,
@@ -116,7 +118,7 @@ pub struct Family {
 }
 
 /// Identity = (family, endpoint_url, labels).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Series {
     pub endpoint_url: String,
     pub labels: Labels,
@@ -126,7 +128,7 @@ pub struct Series {
     pub buckets: Option<Vec<Bucket>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Stats {
     Counter(CounterStats),
@@ -135,7 +137,7 @@ pub enum Stats {
     Histogram(HistogramStats),
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 pub struct CounterStats {
     pub total: Option<f64>,
     pub rate: Option<f64>,
@@ -145,7 +147,7 @@ pub struct CounterStats {
     pub rate_std: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 pub struct GaugeStats {
     pub avg: Option<f64>,
     pub min: Option<f64>,
@@ -162,7 +164,7 @@ pub struct GaugeStats {
     pub p99: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 pub struct HistogramStats {
     pub count: Option<f64>,
     pub count_rate: Option<f64>,
@@ -182,7 +184,7 @@ pub struct HistogramStats {
 
 /// One timeslice. Which value fields are present depends on the family type:
 /// counter `total`/`rate`; gauge `avg`/`min`/`max`; histogram `count`/`sum`/`avg`/`buckets`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Timeslice {
     pub start_ns: u64,
     pub end_ns: u64,
@@ -199,7 +201,7 @@ pub struct Timeslice {
 }
 
 /// A histogram bucket: the `le` key exactly as the server printed it and its cumulative count.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Bucket {
     pub le: String,
     pub count: f64,

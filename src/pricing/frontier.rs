@@ -162,9 +162,9 @@ pub fn spline_with(xs: &[f64], ys: &[f64], x: f64, rule: Slopes) -> f64 {
 }
 
 /// A frontier knot (or a nearest point) named in a result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct FrontierKnot {
     /// Index in the caller's input list.
     pub index: u32,
@@ -180,9 +180,9 @@ pub struct FrontierKnot {
 }
 
 /// The interpolated value at one target.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct FrontierInterpolation {
     pub status: PriceStatus,
     pub priced: bool,
@@ -224,9 +224,9 @@ pub struct FrontierInterpolation {
 }
 
 /// One segment between consecutive frontier knots.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct FrontierSegment {
     pub from: FrontierKnot,
     pub to: FrontierKnot,
@@ -236,9 +236,9 @@ pub struct FrontierSegment {
 }
 
 /// Every point priced, the frontier, and which segments may be priced.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct FrontierPricing {
     pub policy: PricingPolicy,
     /// The dashboard surface reproduced (present only under `legacy`).

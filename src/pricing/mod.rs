@@ -38,7 +38,19 @@ use serde::{Deserialize, Serialize};
 /// Every pricing reason code. Stable strings: consumers switch on them; add codes, never
 /// rename or reuse one. Codes whose [`PricingCode::refuses`] is true make an outcome
 /// `NOT_PRICED`; the others explain a priced outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "kebab-case")]
 pub enum PricingCode {
@@ -172,9 +184,9 @@ impl PricingCode {
 /// One pricing reason, in the verdict's shape (`{code, detail, ...}`), optionally naming the
 /// frontier knot it concerns and carrying the accounting verdict's status and reason codes
 /// verbatim.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct PricingReason {
     pub code: PricingCode,
     pub detail: String,
@@ -210,7 +222,7 @@ impl PricingReason {
 }
 
 /// `PRICED` or `NOT_PRICED`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PriceStatus {
@@ -219,9 +231,9 @@ pub enum PriceStatus {
 }
 
 /// The outcome of pricing one point.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct PriceOutcome {
     pub status: PriceStatus,
     /// True only when `status` is `PRICED`; then `revenuePerGpuHour` is present.
@@ -261,7 +273,7 @@ pub struct PriceOutcome {
 }
 
 /// A closed interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct ValueBounds {
     pub lo: f64,

@@ -9,7 +9,9 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Whether the workload reuses prompt prefixes (agentic traces) or not (fixed sequences).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub enum Workload {
@@ -25,7 +27,7 @@ pub enum Workload {
 /// A dashboard row (`/api/v1/benchmarks` `BenchmarkRow`). Unknown keys are accepted and
 /// ignored; `metrics` holds the flat metric keys (`tput_per_gpu`, `input_tput_per_gpu`,
 /// `server_gpu_cache_hit_rate`, ...). Non-numeric metric values count as absent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct BenchmarkRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,7 +93,7 @@ pub struct BenchmarkRow {
 }
 
 /// `{value, lo, hi}` as the accounting result reports a rate.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct RateInterval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,7 +109,7 @@ pub struct RateInterval {
 
 /// The accounting result's tier rates (contract section 2): disjoint tiers,
 /// `overall = gpu + cpu + external`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct TierRates {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -127,9 +129,9 @@ pub struct TierRates {
 /// Where token totals come from (contract section 7): the accounting's own type.
 pub use crate::account::output::TokenSource;
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct TokenTotals {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -145,9 +147,9 @@ pub struct TokenTotals {
 /// The part of an accounting result (contract sections 6 and 7) pricing needs: the verdict's
 /// status, `pricing_eligible` and reason codes, the tier rates, the theoretical hit rate and
 /// the token totals. An accounting result converts into this field by field.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct CacheObservation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -179,9 +181,9 @@ pub struct CacheObservation {
 }
 
 /// A point described directly (e.g. from an accounting result plus the benchmark's throughput).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct ObservedPoint {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -227,16 +229,16 @@ pub struct ObservedPoint {
 }
 
 /// A point to price: `{ row: BenchmarkRow }` or `{ observed: ObservedPoint }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub enum PointInput {
     Row(BenchmarkRow),
     Observed(ObservedPoint),
 }
 
 /// Whether the evidence allows pricing the measured rate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum Validity {
     /// `pricing_eligible` true (or status `VALID_COMPLETE`).
@@ -253,7 +255,7 @@ pub enum Validity {
 }
 
 /// The dashboard's three tier keys (contract section 7 legacy block).
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, schemars::JsonSchema)]
 pub struct LegacyTiers {
     pub gpu: Option<f64>,
     pub cpu: Option<f64>,
@@ -261,7 +263,7 @@ pub struct LegacyTiers {
 }
 
 /// The one shape the policies read.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PointFacts {
     pub label: Option<String>,
     pub hardware: Option<String>,
@@ -550,7 +552,7 @@ impl PointInput {
 /// The fields of an accounting result (`kvledger account --json`, `accountRun`) that pricing
 /// reads. Deserialised from the result's own JSON shape, so the dashboard can hand a stored
 /// result over unchanged; everything else in it is ignored.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 pub struct AccountingView {
     pub cache_validity: ValidityView,
     #[serde(default)]
@@ -561,7 +563,7 @@ pub struct AccountingView {
     pub tokens: Option<AccountingTokens>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 pub struct ValidityView {
     pub status: Status,
     pub pricing_eligible: bool,
@@ -569,12 +571,12 @@ pub struct ValidityView {
     pub reasons: Vec<ReasonView>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 pub struct ReasonView {
     pub code: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 pub struct AccountingTokens {
     #[serde(default)]
     pub prompt_total: Option<f64>,

@@ -11,7 +11,7 @@ pub const DEFAULT_CACHED_PRICE_RATIO: f64 = 0.1;
 /// hit rate) does not depend on it: it splits the prompt into `h` cached and `1 - h`
 /// uncached tokens whatever the convention. It matters when billing usage records
 /// ([`RateCard::bill_usage`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub enum UsageConvention {
@@ -29,9 +29,9 @@ pub enum UsageConvention {
 /// A rate card. Prices are $ per million tokens. Give at most one of
 /// `cachedInputPerMillion` (absolute) and `cachedInputRatio` (share of the input price);
 /// with neither, the cached price is 10 % of the input price.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct RateCard {
     /// Stable name (`normalized`, `kimi-k3-moonshot`, ...).
     pub name: String,
@@ -67,9 +67,9 @@ pub struct RateCard {
 }
 
 /// The resolved prices of a card ($ per million tokens).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct Prices {
     pub input: f64,
     pub cached: f64,
@@ -77,9 +77,9 @@ pub struct Prices {
 }
 
 /// One usage record's token counts, read per the card's convention.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct Usage {
     pub input: f64,
     #[serde(default)]
@@ -90,9 +90,9 @@ pub struct Usage {
 }
 
 /// Which card to use: a shipped card by name, or a card given inline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub enum CardChoice {
     Name(String),
     Card(RateCard),

@@ -42,9 +42,9 @@ fn revenue_unchecked(t: f64, s: Option<f64>, h: Option<f64>, p: &Prices) -> Opti
 }
 
 /// Power and cost of one GPU: all-in kW per GPU and a TCO in $ per GPU-hour.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct PowerCost {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -70,9 +70,9 @@ pub fn gpu_hours_per_year(unit_kw: f64, kw_per_gpu: f64) -> Option<f64> {
 /// Money metrics of one priced point. Every field is absent when the point is not priced
 /// (the dashboard deletes sale-priced fields rather than showing stand-in values); yearly
 /// metrics need power, profit needs the TCO.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct MoneyMetrics {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -122,7 +122,9 @@ pub fn money_metrics(r: Option<f64>, t: Option<f64>, pc: &PowerCost) -> MoneyMet
 }
 
 /// The profit estimator's basis: one GPU for one hour, or one GW of facility for a year.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "kebab-case")]
 pub enum ProfitBasis {
@@ -135,9 +137,9 @@ pub const DEFAULT_UTILIZATION_PCT: f64 = 60.0;
 pub const DEFAULT_LAB_SHARE_PCT: f64 = 30.0;
 
 /// Input of the profit estimator (consumer.md b.4, `estimateSkuProfit`).
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct ProfitInput {
     /// $ per GPU-hour; absent = not priced (`no-token-mix`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -167,9 +169,9 @@ pub struct ProfitInput {
 }
 
 /// The profit estimator's result.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct ProfitEstimate {
     pub gpu_hours: f64,
     pub revenue: f64,

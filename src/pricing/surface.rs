@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 /// calculator, Profit Estimator, Fleet Lifecycle and the views API all call
 /// `pricingCacheHitRate` with the row's hardware, consumer.md b.1), and its hit-rate rule is
 /// the one CONTRACT section 8 names for `legacy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub enum LegacySurface {

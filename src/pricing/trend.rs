@@ -28,9 +28,9 @@ pub struct TrendGroup {
 }
 
 /// One dated value of a trend line.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "snake_case")]
 pub struct TrendPoint {
     pub date: String,
     /// A copy of the last value carried to `extendTo` (not a measurement).

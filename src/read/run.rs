@@ -88,7 +88,7 @@ impl<'a> InputFile<'a> {
 
 /// Where and when a Prometheus text capture was taken. Captures carry neither in their text
 /// (unless samples have timestamps), so the caller says it, or a `captures.json` manifest does.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CaptureMeta {
     /// Full scrape URL, e.g. `http://10.0.0.5:8000/metrics`.
     #[serde(default)]
@@ -108,7 +108,7 @@ pub struct RunOptions {
 }
 
 /// A file the run was assembled from, with what it was recognised as.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 pub struct RunFile {
     pub name: String,
     pub kind: ArtifactKind,
@@ -116,7 +116,7 @@ pub struct RunFile {
 
 /// A file of the run that kvledger does not read, and why (e.g. `profile_export_aiperf.csv`:
 /// "run summary as CSV: the JSON one is read"). Never an error.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct IgnoredFile {
     pub name: String,
@@ -124,7 +124,7 @@ pub struct IgnoredFile {
 }
 
 /// Everything read for one benchmark point.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Run {
     /// Inputs that were read, sorted by name.
     pub files: Vec<RunFile>,
@@ -147,14 +147,14 @@ pub struct Run {
     pub launch: Option<LaunchFacts>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct CaptureManifestEntry {
     file: String,
     #[serde(flatten)]
     meta: CaptureMeta,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct CaptureManifest {
     captures: Vec<CaptureManifestEntry>,
 }

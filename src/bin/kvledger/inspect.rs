@@ -78,8 +78,8 @@ pub fn print_table(label: &str, r: &RunInspection) {
         println!(
             "  window candidate  {:<24} {} .. {}",
             word(&c.source),
-            fmt_ns(Some(c.start_ns)),
-            fmt_ns(Some(c.end_ns))
+            fmt_ns(Some(c.start_ns.0)),
+            fmt_ns(Some(c.end_ns.0))
         );
     }
     let e = &r.evidence;
