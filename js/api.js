@@ -106,6 +106,10 @@ function encode(value, path) {
   }
 }
 
+function positiveZero(_key, value) {
+  return Object.is(value, -0) ? 0 : value;
+}
+
 function isPlainObject(value) {
   if (typeof value !== "object" || value === null) return false;
   const proto = Object.getPrototypeOf(value);
@@ -145,8 +149,16 @@ export function makeApi(glue, defaultWasm) {
     }
   }
 
-  function call(fn, ...args) {
+  /** Calls raw export `fn` with the arguments `prepare()` encodes; returns the result. */
+  function call(fn, prepare = () => []) {
     usable(fn);
+    let args;
+    try {
+      args = prepare();
+    } catch (e) {
+      if (!isKvledgerError(e)) throw e;
+      throw new KvledgerError(e.code, `${fn}: ${e.message}`, { json_path: e.json_path });
+    }
     let text;
     try {
       text = glue[fn](...args);
@@ -158,7 +170,8 @@ export function makeApi(glue, defaultWasm) {
     }
     let envelope;
     try {
-      envelope = JSON.parse(text);
+      // JSON.stringify writes -0 as 0: read -0.0 as 0 so a round trip of any result is lossless.
+      envelope = text.includes("-0") ? JSON.parse(text, positiveZero) : JSON.parse(text);
     } catch (e) {
       throw new KvledgerError("INTERNAL", `${fn}: the WebAssembly module answered something that is not JSON`, { cause: e });
     }
@@ -170,7 +183,7 @@ export function makeApi(glue, defaultWasm) {
   }
 
   const options = (o) => encode(o, "options");
-  const args = (a) => encode(a, "");
+  const named = (a) => encode(a, "");
 
   async function init(input) {
     if (ready) return;
@@ -210,10 +223,17 @@ export function makeApi(glue, defaultWasm) {
 
   /** Node entries: load the .wasm at import; a failure is kept for NOT_INITIALIZED. */
   function autoInit(loadBytes) {
+    let bytes;
     try {
-      initSync({ module: loadBytes() });
+      bytes = loadBytes();
     } catch (e) {
-      loadError = isKvledgerError(e) ? e : initFailed("import", e);
+      loadError = new KvledgerError("INIT_FAILED", e?.message ?? String(e), { cause: e });
+      return;
+    }
+    try {
+      initSync({ module: bytes });
+    } catch (e) {
+      loadError = e;
     }
   }
 
@@ -221,29 +241,31 @@ export function makeApi(glue, defaultWasm) {
     init,
     initSync,
     autoInit,
-    inspectRun: (files, opts) => call("inspectRun", files, options(opts)),
-    inspectRuns: (files, opts) => call("inspectRuns", files, options(opts)),
-    accountRun: (files, opts) => call("accountRun", files, options(opts)),
-    accountRuns: (files, opts) => call("accountRuns", files, options(opts)),
+    inspectRun: (files, opts) => call("inspectRun", () => [files, options(opts)]),
+    inspectRuns: (files, opts) => call("inspectRuns", () => [files, options(opts)]),
+    accountRun: (files, opts) => call("accountRun", () => [files, options(opts)]),
+    accountRuns: (files, opts) => call("accountRuns", () => [files, options(opts)]),
     contractVersion: () => call("contractVersion"),
     packageVersion: () => call("packageVersion"),
     errorCodes: () => [...call("errorCodes"), ...JS_CODES],
     rateCards: () => call("rateCards"),
     pricingReasonCodes: () => call("pricingReasonCodes"),
-    pricePoint: (point, opts) => call("pricePoint", args({ point, options: opts })),
-    priceRows: (rows, opts) => call("priceRows", args({ rows, options: opts })),
-    priceFrontier: (points, opts) => call("priceFrontier", args({ points, options: opts })),
+    pricePoint: (point, opts) => call("pricePoint", () => [named({ point, options: opts })]),
+    priceRows: (rows, opts) => call("priceRows", () => [named({ rows, options: opts })]),
+    priceFrontier: (points, opts) => call("priceFrontier", () => [named({ points, options: opts })]),
     interpolateFrontier: (points, target, opts) =>
-      call("interpolateFrontier", args({ points, target, options: opts })),
+      call("interpolateFrontier", () => [named({ points, target, options: opts })]),
     trendSeries: (groups, target, extendTo, opts) =>
-      call("trendSeries", args({ groups, target, extend_to: extendTo, options: opts })),
+      call("trendSeries", () => [named({ groups, target, extend_to: extendTo, options: opts })]),
     moneyMetrics: (revenue, throughput, power) =>
-      call("moneyMetrics", args({ revenue_per_gpu_hour: revenue, throughput_per_gpu: throughput, power })),
-    estimateProfit: (input) => call("estimateProfit", args({ input })),
+      call("moneyMetrics", () => [
+        named({ revenue_per_gpu_hour: revenue, throughput_per_gpu: throughput, power }),
+      ]),
+    estimateProfit: (input) => call("estimateProfit", () => [named({ input })]),
     billableInputRate: (input, hitRate, ratio) =>
-      call("billableInputRate", args({ input, hit_rate: hitRate, ratio })),
+      call("billableInputRate", () => [named({ input, hit_rate: hitRate, ratio })]),
     splitTokenStreams: (total, share, hitRate, ratio) =>
-      call("splitTokenStreams", args({ total, share, hit_rate: hitRate, ratio })),
-    cacheObservation: (accounting) => call("cacheObservation", args({ accounting })),
+      call("splitTokenStreams", () => [named({ total, share, hit_rate: hitRate, ratio })]),
+    cacheObservation: (accounting) => call("cacheObservation", () => [named({ accounting })]),
   };
 }

@@ -131,7 +131,6 @@ pub struct AccountOptions {
     pub launch_env: Option<BTreeMap<String, String>>,
     /// Tolerances (CONTRACT section 10); absent fields take their defaults.
     #[serde(default)]
-    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "Partial<Policy>"))]
     pub policy: Option<Policy>,
 }
@@ -172,7 +171,7 @@ impl InspectOptions {
             .map(|(name, c)| {
                 let meta = CaptureMeta {
                     endpoint_url: c.endpoint_url,
-                    timestamp_ns: c.timestamp_ns.map(|t| t.0.into()),
+                    timestamp_ns: c.timestamp_ns.map(|t| t.0),
                 };
                 (name, meta)
             })
@@ -206,7 +205,6 @@ impl InspectOptions {
 pub struct PriceOptions {
     /// Default `"strict"`.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub policy: Option<PricingPolicy>,
     /// A shipped card's name (default `"normalized"`); see `rateCards()`.
@@ -215,7 +213,6 @@ pub struct PriceOptions {
     pub card: Option<String>,
     /// A card given inline (instead of `card`).
     #[serde(default)]
-    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub rate_card: Option<RateCard>,
     /// `legacy` only: the dashboard surface reproduced, `"chart"`, `"calculator"` (default) or
@@ -223,7 +220,6 @@ pub struct PriceOptions {
     /// `theoretical` do not depend on it. `trendSeries` is the trend surface and accepts only
     /// `"trend"`.
     #[serde(default)]
-    #[schemars(with = "Option<String>")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub surface: Option<LegacySurface>,
     /// Frontier calls on rows: the metric key used as x (default `p90_intvty` for agentic
@@ -239,7 +235,6 @@ pub struct PriceOptions {
 #[serde(deny_unknown_fields)]
 pub struct TrendGroupInput {
     pub date: String,
-    #[schemars(with = "Vec<serde_json::Value>")]
     pub points: Vec<PointInput>,
 }
 
