@@ -19,7 +19,7 @@ use std::fmt;
 
 /// One artifact of a run: its file name (the format is recognised by name and extension;
 /// in a sweep, its path relative to the folder) and its content as `text` or as `bytes`
-/// (exactly one).
+/// (exactly one; in JS a `Uint8Array`, any other typed array or `DataView`, or an `ArrayBuffer`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
@@ -29,7 +29,10 @@ pub struct RunFileInput {
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub text: Option<String>,
     #[serde(default)]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "Uint8Array"))]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(optional, type = "ArrayBuffer | ArrayBufferView")
+    )]
     pub bytes: Option<Vec<u8>>,
 }
 
