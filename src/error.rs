@@ -240,7 +240,10 @@ impl std::error::Error for ReadError {}
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct ErrorReport {
     pub code: ErrorCode,
-    pub file: String,
+    /// The input file concerned; absent for an error of the call or command line itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub file: Option<String>,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -260,12 +263,27 @@ impl From<&ReadError> for ErrorReport {
     fn from(e: &ReadError) -> Self {
         ErrorReport {
             code: e.code,
-            file: e.file.clone(),
+            file: (!e.file.is_empty()).then(|| e.file.clone()),
             message: e.message.clone(),
             line: e.position.line,
             column: e.position.column,
             byte_offset: e.position.byte_offset,
             json_path: e.position.json_path.clone(),
+        }
+    }
+}
+
+impl ErrorReport {
+    /// An error of the call itself (a bad option or argument): no file, no position.
+    pub fn usage(message: impl Into<String>) -> Self {
+        ErrorReport {
+            code: ErrorCode::BadOptions,
+            file: None,
+            message: message.into(),
+            line: None,
+            column: None,
+            byte_offset: None,
+            json_path: None,
         }
     }
 }

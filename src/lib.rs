@@ -14,6 +14,7 @@ pub mod pricing;
 pub mod read;
 pub mod schema;
 pub mod synth;
+pub mod utc;
 pub mod wire;
 
 #[cfg(target_arch = "wasm32")]

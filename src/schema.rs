@@ -11,12 +11,16 @@ use crate::pricing::{
     rate_card::RateCard,
     revenue::{MoneyMetrics, PowerCost, ProfitEstimate, ProfitInput},
     trend::TrendPoint,
-    PriceOutcome,
+    PriceOutcome, PriceReport,
 };
 use crate::wire::MAX_SAFE_INTEGER;
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{json, Value};
+
+/// Version of the CLI's `--json` envelope (`"kvledger": "1"`); bumped only on a breaking
+/// change of the envelope itself.
+pub const ENVELOPE_VERSION: &str = "1";
 
 /// Where the schema lives in the repository and in the npm package.
 pub const SCHEMA_PATH: &str = "schema/kvledger.schema.json";
@@ -36,6 +40,7 @@ pub fn json_schema() -> Value {
     add::<RunOutcome<RunInspection>>(&mut gen);
     add::<ErrorReport>(&mut gen);
     add::<PriceOutcome>(&mut gen);
+    add::<PriceReport>(&mut gen);
     add::<FrontierPricing>(&mut gen);
     add::<FrontierInterpolation>(&mut gen);
     add::<TrendPoint>(&mut gen);
@@ -50,6 +55,7 @@ pub fn json_schema() -> Value {
     add::<ProfitInput>(&mut gen);
     let mut defs = Value::Object(gen.take_definitions(true).into_iter().collect());
     cap_unsigned(&mut defs);
+    defs["CliEnvelope"] = cli_envelope();
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": format!("{CONTRACT_VERSION} results and inputs"),
@@ -78,4 +84,40 @@ fn cap_unsigned(v: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(cap_unsigned),
         _ => {}
     }
+}
+
+/// One line of `kvledger <command> --json` (docs/cli.md): the envelope version, the command,
+/// and either the command's result or an error.
+fn cli_envelope() -> Value {
+    let result = |command: &str, key: &str, def: Value| {
+        json!({
+            "required": ["result", key],
+            "properties": {
+                "command": {"const": command},
+                key: {"type": "string"},
+                "result": def,
+            }
+        })
+    };
+    let def = |name: &str| json!({"$ref": format!("#/$defs/{name}")});
+    json!({
+        "description": "One line of `kvledger <command> --json`: {kvledger, command} and the command's payload, a result or an error (docs/cli.md).",
+        "type": "object",
+        "required": ["kvledger", "command"],
+        "properties": {
+            "kvledger": {"const": ENVELOPE_VERSION},
+            "command": {"enum": ["inspect", "account", "price", "synth", null]},
+        },
+        "oneOf": [
+            {
+                "required": ["error"],
+                "not": {"required": ["result"]},
+                "properties": {"run": {"type": "string"}, "error": def("ErrorReport")},
+            },
+            result("account", "run", def("Accounting")),
+            result("inspect", "run", def("RunInspection")),
+            result("price", "rows", def("PriceReport")),
+            result("synth", "out", json!({"type": "object"})),
+        ],
+    })
 }

@@ -3,7 +3,7 @@
 
 #[path = "cli_support/mod.rs"]
 mod cli_support;
-use cli_support::kvledger;
+use cli_support::{envelope, envelopes, kvledger};
 
 const FOLDER: &str = "tests/fixtures/aiperf-folder";
 const SWEEP: &str = "tests/fixtures/sweep";
@@ -19,7 +19,9 @@ const RUNS: [&str; 5] = [
 fn a_real_aiperf_folder_reads_every_file_or_ignores_it() {
     let (code, out, err) = kvledger(&["inspect", "--json", FOLDER]);
     assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    let env = envelope(&out, "inspect");
+    assert_eq!(env["run"], FOLDER);
+    let v = &env["result"];
     let read: Vec<&str> = v["files"]
         .as_array()
         .expect("files")
@@ -75,7 +77,7 @@ fn a_real_aiperf_folder_reads_every_file_or_ignores_it() {
         "the CSV summary is not read as JSON"
     );
     // Both exports state their benchmark id; the summary of this composite states none.
-    let ids = v["benchmarkIds"].as_object().expect("benchmarkIds");
+    let ids = v["benchmark_ids"].as_object().expect("benchmark_ids");
     assert_eq!(ids.len(), 2, "{ids:?}");
     assert!(ids.keys().any(|k| k.ends_with("server_metrics_export.csv")));
 
@@ -90,10 +92,7 @@ fn sweep_json_lines_one_per_run_and_the_broken_one_in_its_place() {
         let (code, out, err) = kvledger(&[cmd, "--json", SWEEP]);
         assert_eq!(code, 1, "{cmd}: one run cannot be read\n{err}");
         assert!(err.contains("1 of 5 runs could not be read"), "{err}");
-        let lines: Vec<serde_json::Value> = out
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("each line is JSON"))
-            .collect();
+        let lines = envelopes(&out, cmd);
         let runs: Vec<&str> = lines
             .iter()
             .map(|l| l["run"].as_str().unwrap_or(""))
@@ -113,10 +112,7 @@ fn sweep_json_lines_one_per_run_and_the_broken_one_in_its_place() {
     }
     // Account: each run with its own launch facts (the nearest launch.json wins).
     let (_, out, _) = kvledger(&["account", "--json", SWEEP]);
-    let lines: Vec<serde_json::Value> = out
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let lines = envelopes(&out, "account");
     let unified = |i: usize| lines[i]["result"]["cache_validity"]["roles"]["unified"].clone();
     assert_eq!(
         unified(0),
@@ -167,13 +163,19 @@ fn sweep_text_shows_every_run_and_the_error_with_its_position() {
 fn a_single_run_inside_a_sweep_folder_keeps_the_single_run_output() {
     let (code, out, err) = kvledger(&["account", "--json", "tests/fixtures/sweep/conc8"]);
     assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).expect("one pretty object");
-    assert!(v.get("cache_validity").is_some());
-    // A broken single run is still an error of the command.
-    let (code, out, err) = kvledger(&["account", "tests/fixtures/sweep/profile_runs/run_0002"]);
+    let v = envelope(&out, "account");
+    assert_eq!(v["run"], "tests/fixtures/sweep/conc8");
+    assert!(v["result"].get("cache_validity").is_some());
+    // A broken single run is still an error of the command: on stderr (text), and as the
+    // run's error envelope under --json.
+    let broken = "tests/fixtures/sweep/profile_runs/run_0002";
+    let (code, out, err) = kvledger(&["account", broken]);
     assert_eq!(code, 1);
     assert!(out.is_empty());
     assert!(err.contains("JSON_SYNTAX"), "{err}");
+    let (code, out, _) = kvledger(&["account", "--json", broken]);
+    assert_eq!(code, 1);
+    assert_eq!(envelope(&out, "account")["error"]["code"], "JSON_SYNTAX");
 }
 
 #[test]
@@ -200,7 +202,7 @@ fn explicit_launch_replaces_a_broken_launch_json_unread() {
         &d,
     ]);
     assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let v = &envelope(&out, "inspect")["result"];
     assert_eq!(
         v["launch"]["unified"],
         serde_json::json!(["localhost:8894"])
@@ -211,4 +213,26 @@ fn explicit_launch_replaces_a_broken_launch_json_unread() {
         "{ignored}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn several_run_dirs_keep_a_broken_one_in_its_place() {
+    let broken = "tests/fixtures/sweep/profile_runs/run_0002";
+    let good = "tests/fixtures/sweep/conc8";
+    let (code, out, err) = kvledger(&["account", "--json", good, broken]);
+    assert_eq!(code, 1);
+    assert!(err.contains("1 of 2 runs could not be read"), "{err}");
+    let lines = envelopes(&out, "account");
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["run"], good);
+    assert!(lines[0]["result"].is_object());
+    assert_eq!(lines[1]["run"], broken);
+    assert_eq!(lines[1]["error"]["code"], "JSON_SYNTAX");
+    let (code, out, _) = kvledger(&["account", good, broken]);
+    assert_eq!(code, 1);
+    assert!(out.contains(&format!("run: {good}\n")), "{out}");
+    assert!(
+        out.contains(&format!("run: {broken}\n  error JSON_SYNTAX in ")),
+        "{out}"
+    );
 }

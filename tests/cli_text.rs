@@ -1,6 +1,7 @@
 //! The CLI's text output never shows Rust debug forms (`Some(..)`, `None`, enum variant names
-//! like `NotOffloaded`, `["a", "b"]`, `Struct { field: .. }`): every bundled example run, the
-//! real-folder and sweep fixtures, through `inspect`, `account` and `price`.
+//! like `NotOffloaded`, `["a", "b"]`, `Struct { field: .. }`) nor raw epoch nanoseconds (times
+//! are UTC): every bundled example run, the real-folder and sweep fixtures, through
+//! `inspect`, `account`, `price` and `synth`.
 
 #[path = "cli_support/mod.rs"]
 mod cli_support;
@@ -103,8 +104,45 @@ fn the_detector_catches_debug_forms() {
     assert_eq!(debug_forms(clean), Vec::<String>::new());
 }
 
+/// Numbers of 16 or more digits that are not a decimal's fraction: raw epoch ns (or ms, us).
+fn raw_epochs(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let b = line.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if !b[i].is_ascii_digit() {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            let after_point = start > 0 && b[start - 1] == b'.';
+            if i - start >= 16 && !after_point {
+                found.push(line.to_string());
+            }
+        }
+    }
+    found
+}
+
 #[test]
-fn no_debug_forms_in_text_output() {
+fn the_epoch_detector_catches_raw_ns() {
+    assert_eq!(raw_epochs("window 1783588550633024589 .. 2").len(), 1);
+    assert!(
+        raw_epochs("theoretical 92.78687414280634  at 2026-07-09 09:15:50.633024589Z").is_empty()
+    );
+}
+
+/// The text of every command over every bundled run and fixture (computed once).
+fn all_text() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(collect_text)
+}
+
+fn collect_text() -> String {
     let runs = [
         "examples/vllm-mi355x-conc1",
         "examples/vllm-doc-timeslices",
@@ -135,10 +173,38 @@ fn no_debug_forms_in_text_output() {
         "account",
         "tests/fixtures/sweep/profile_runs/run_0002",
     ]));
-    let found = debug_forms(&text);
+    let dir = std::env::temp_dir().join(format!("kvledger-cli-text-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.display().to_string();
+    let synth = output(&[
+        "synth",
+        "--fault",
+        "counter_reset",
+        "--duration",
+        "4",
+        "--out",
+        &d,
+    ]);
+    assert!(synth.contains("settings: "), "{synth}");
+    text.push_str(&synth);
+    let _ = std::fs::remove_dir_all(&dir);
+    text
+}
+
+#[test]
+fn no_debug_forms_in_text_output() {
+    let found = debug_forms(all_text());
     assert!(
         found.is_empty(),
         "debug forms in text output:\n{}",
         found.join("\n")
     );
+}
+
+#[test]
+fn no_raw_epoch_ns_in_text_output() {
+    let text = all_text();
+    assert!(text.contains("Z + "), "windows in UTC + seconds");
+    let found = raw_epochs(text);
+    assert!(found.is_empty(), "raw epoch numbers:\n{}", found.join("\n"));
 }

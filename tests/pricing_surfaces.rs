@@ -298,7 +298,7 @@ fn cli_surface_option() {
     let card_file = dir.join("card.json");
     std::fs::write(
         &card_file,
-        json!({"name": "split", "asOf": "2026-09-23", "inputPerMillion": 2, "outputPerMillion": 10, "usageConvention": "subset"}).to_string(),
+        json!({"name": "split", "as_of": "2026-09-23", "input_per_million": 2, "output_per_million": 10, "usage_convention": "subset"}).to_string(),
     )
     .unwrap();
     let (r, c) = (rows.to_str().unwrap(), card_file.to_str().unwrap());
@@ -312,8 +312,9 @@ fn cli_surface_option() {
         let (code, out, err) = cli(&a);
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let v = &v["result"];
         assert_eq!(v["surface"], json!(surface.unwrap_or("calculator")));
-        v["outcomes"][0]["revenuePerGpuHour"].as_f64().unwrap()
+        v["outcomes"][0]["revenue_per_gpu_hour"].as_f64().unwrap()
     };
     assert_close(revenue(Some("chart")), 32.8);
     assert_close(revenue(Some("trend")), 32.8);

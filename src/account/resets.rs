@@ -39,15 +39,19 @@ fn restart_evidence(ev: &Evidence, endpoint: &str, window: Option<Window>) -> Op
         // A process that started after the window began restarted its counters at 0 inside
         // it, whatever its earlier incarnation counted (1 ms of clock rounding allowed).
         if start_s * 1e9 > w.start_ns as f64 + 1e6 {
+            let at = crate::utc::utc_seconds(start_s).unwrap_or_else(|| format!("{start_s} s"));
             return Some(format!(
-                "the process started at {start_s} s, inside the profiling window: its counters restarted at 0 after the window began"
+                "the process started at {at}, inside the profiling window: its counters restarted at 0 after the window began"
             ));
         }
     }
     if let Some((lo, hi)) = ev.process_start_stats.get(endpoint) {
         if hi > lo {
+            let at = |s: f64| crate::utc::utc_seconds(s).unwrap_or_else(|| format!("{s} s"));
             return Some(format!(
-                "the process restarted during the profiling phase (process_start_time_seconds went from {lo} to {hi}): its counters restarted at 0"
+                "the process restarted during the profiling phase (its start time went from {} to {}): its counters restarted at 0",
+                at(*lo),
+                at(*hi)
             ));
         }
     }

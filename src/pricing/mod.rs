@@ -236,7 +236,7 @@ pub enum PriceStatus {
 #[serde(rename_all = "snake_case")]
 pub struct PriceOutcome {
     pub status: PriceStatus,
-    /// True only when `status` is `PRICED`; then `revenuePerGpuHour` is present.
+    /// True only when `status` is `PRICED`; then `revenue_per_gpu_hour` is present.
     pub priced: bool,
     pub policy: PricingPolicy,
     /// The dashboard surface reproduced (present only under `legacy`).
@@ -320,6 +320,39 @@ mod tests {
                 serde_json::to_string(&c).unwrap(),
                 format!("\"{}\"", c.as_str())
             );
+        }
+    }
+}
+
+/// The result of pricing a rows file (`kvledger price --json`): the card and policy used, the
+/// counts, and one outcome per row in the rows' order.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct PriceReport<'a> {
+    pub card: &'a RateCard,
+    pub policy: PricingPolicy,
+    /// The dashboard surface reproduced (present only under `legacy`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub surface: Option<LegacySurface>,
+    pub priced: usize,
+    pub not_priced: usize,
+    pub outcomes: &'a [PriceOutcome],
+}
+
+impl<'a> PriceReport<'a> {
+    pub fn new(
+        card: &'a RateCard,
+        policy: PricingPolicy,
+        surface: Option<LegacySurface>,
+        outcomes: &'a [PriceOutcome],
+    ) -> Self {
+        let priced = outcomes.iter().filter(|o| o.priced).count();
+        PriceReport {
+            card,
+            policy,
+            surface,
+            priced,
+            not_priced: outcomes.len() - priced,
+            outcomes,
         }
     }
 }

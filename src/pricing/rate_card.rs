@@ -27,7 +27,7 @@ pub enum UsageConvention {
 }
 
 /// A rate card. Prices are $ per million tokens. Give at most one of
-/// `cachedInputPerMillion` (absolute) and `cachedInputRatio` (share of the input price);
+/// `cached_input_per_million` (absolute) and `cached_input_ratio` (share of the input price);
 /// with neither, the cached price is 10 % of the input price.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
@@ -147,7 +147,7 @@ impl RateCard {
                 }
             });
         if !date_ok {
-            return Err(bad(n, format!("asOf `{}` is not YYYY-MM-DD", self.as_of)));
+            return Err(bad(n, format!("as_of `{}` is not YYYY-MM-DD", self.as_of)));
         }
         let price = |label: &str, v: f64| {
             if v.is_finite() && v >= 0.0 {
@@ -156,29 +156,29 @@ impl RateCard {
                 Err(bad(n, format!("{label} {v} is not a finite price >= 0")))
             }
         };
-        price("inputPerMillion", self.input_per_million)?;
-        price("outputPerMillion", self.output_per_million)?;
+        price("input_per_million", self.input_per_million)?;
+        price("output_per_million", self.output_per_million)?;
         if let Some(w) = self.cache_write_per_million {
-            price("cacheWritePerMillion", w)?;
+            price("cache_write_per_million", w)?;
         }
         match (self.cached_input_per_million, self.cached_input_ratio) {
             (Some(_), Some(_)) => {
                 return Err(bad(
                     n,
-                    "give cachedInputPerMillion or cachedInputRatio, not both",
+                    "give cached_input_per_million or cached_input_ratio, not both",
                 ))
             }
-            (Some(c), None) => price("cachedInputPerMillion", c)?,
+            (Some(c), None) => price("cached_input_per_million", c)?,
             (None, Some(r)) => {
                 if !(r.is_finite() && (0.0..=1.0).contains(&r)) {
-                    return Err(bad(n, format!("cachedInputRatio {r} is not in [0, 1]")));
+                    return Err(bad(n, format!("cached_input_ratio {r} is not in [0, 1]")));
                 }
             }
             (None, None) => {}
         }
         if let Some(s) = self.lab_share_pct {
             if !(s.is_finite() && (0.0..=100.0).contains(&s)) {
-                return Err(bad(n, format!("labSharePct {s} is not in [0, 100]")));
+                return Err(bad(n, format!("lab_share_pct {s} is not in [0, 100]")));
             }
         }
         let p = self.prices();
@@ -218,7 +218,7 @@ impl RateCard {
         }
     }
 
-    /// The $ amount of a usage record. Cache writes are billed at `cacheWritePerMillion`
+    /// The $ amount of a usage record. Cache writes are billed at `cache_write_per_million`
     /// when the card has one, else at the input price.
     pub fn bill_usage(&self, u: &Usage) -> f64 {
         let p = self.prices();

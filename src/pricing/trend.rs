@@ -33,7 +33,7 @@ pub struct TrendGroup {
 #[serde(rename_all = "snake_case")]
 pub struct TrendPoint {
     pub date: String,
-    /// A copy of the last value carried to `extendTo` (not a measurement).
+    /// A copy of the last value carried to `extend_to` (not a measurement).
     pub synthetic: bool,
     pub value: FrontierInterpolation,
 }

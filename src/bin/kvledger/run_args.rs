@@ -1,5 +1,8 @@
-//! Options and run selection shared by the commands that read runs (`inspect`, `account`).
+//! Options and run selection shared by the commands that read runs (`inspect`, `account`),
+//! and their output: one text block or one `--json` envelope per run.
 
+use crate::input::{self, is_stdin, stdin_once, STDIN_LABEL};
+use crate::out::{self, envelope, say};
 use crate::Failure;
 use kvledger::error::RunOutcome;
 use kvledger::read::artifact::UNRECOGNISED;
@@ -8,39 +11,67 @@ use kvledger::read::run_dir::{discover_runs, no_artifacts};
 use kvledger::read::{
     read_run, recognise, CaptureMeta, FamilyFilter, IgnoredFile, InputFile, Run, RunOptions,
 };
-use kvledger::ReadError;
+use kvledger::{ErrorCode, ReadError};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Options shared by every command that reads runs.
-pub struct Args {
-    pub json: bool,
-    families: Option<Vec<String>>,
-    prefixes: Vec<String>,
-    launch_file: Option<PathBuf>,
-    launch_env: bool,
-    captures: Vec<(String, CaptureMeta)>,
-    pub policy_file: Option<PathBuf>,
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// A run directory (one benchmark point, or a sweep holding several) or artifact files
+    /// (together one run); `-` reads one artifact from stdin
+    #[arg(value_name = "RUN_DIR|FILE", required = true)]
     pub paths: Vec<PathBuf>,
+
+    /// Print one JSON envelope per run, one per line: {"kvledger":"1","command":...,"run":...,
+    /// "result":...} or {...,"error":...} (docs/cli.md)
+    #[arg(long)]
+    pub json: bool,
+
+    /// Keep only these metric families, comma-separated, any alias spelling [default: the
+    /// command's own set: every family for inspect, the families accounting reads for account]
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
+    families: Option<Vec<String>>,
+
+    /// Also keep the families starting with these prefixes, comma-separated (e.g. vllm:);
+    /// repeatable [default: none]
+    #[arg(long = "family-prefix", value_name = "P,...", value_delimiter = ',')]
+    prefixes: Vec<String>,
+
+    /// Launch facts JSON for every run (a launch.json in a run is then not read); `-` reads
+    /// stdin [default: the run's own launch.json, if any]
+    #[arg(long, value_name = "FILE", conflicts_with = "launch_env")]
+    launch: Option<PathBuf>,
+
+    /// Launch facts from this process's environment: FRAMEWORK, DISAGG, SRT_PREFILL_ENDPOINTS,
+    /// SRT_DECODE_ENDPOINTS, SRT_AGG_ENDPOINTS, KV_OFFLOADING, KV_OFFLOAD_BACKEND,
+    /// ENABLE_PREFIX_CACHING (a launch.json in a run is then not read)
+    #[arg(long)]
+    launch_env: bool,
+
+    /// Endpoint URL and epoch-ns time of a Prometheus text capture, by file name (e.g.
+    /// before.prom=http://h:8000/metrics@1781000000000000000); repeatable; overrides a
+    /// captures.json [default: the run's captures.json]
+    #[arg(long, value_name = "FILE=URL[@NS]", value_parser = parse_capture)]
+    capture: Vec<(String, CaptureMeta)>,
+
+    /// The file name a stdin artifact (`-`) would have, so its format is known by name (e.g.
+    /// server_metrics_export.json, before.prom) [default: the format is recognised from the
+    /// content, which works for every AIPerf export but not for a capture without # HELP]
+    #[arg(long, value_name = "NAME")]
+    stdin_name: Option<String>,
 }
 
-fn split_list(v: &str) -> Vec<String> {
-    v.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-fn parse_capture(v: &str) -> Result<(String, CaptureMeta), Failure> {
+fn parse_capture(v: &str) -> Result<(String, CaptureMeta), String> {
     let (file, rest) = v
         .split_once('=')
-        .ok_or_else(|| Failure::Usage(format!("--capture {v}: expected FILE=URL[@NS]")))?;
+        .filter(|(f, _)| !f.is_empty())
+        .ok_or_else(|| "expected FILE=URL[@NS]".to_string())?;
     let (url, ns) = match rest.rsplit_once('@') {
         Some((u, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
             let ns = n
                 .parse::<u64>()
-                .map_err(|_| Failure::Usage(format!("--capture {v}: time {n} is not epoch ns")))?;
+                .map_err(|_| format!("time {n} is not an epoch-ns u64"))?;
             (u, Some(ns))
         }
         _ => (rest, None),
@@ -52,65 +83,68 @@ fn parse_capture(v: &str) -> Result<(String, CaptureMeta), Failure> {
     Ok((file.to_string(), meta))
 }
 
-/// Parse run-reading options; `allow_policy` accepts `--policy FILE`.
-pub fn parse_args(
-    mut argv: impl Iterator<Item = String>,
-    allow_policy: bool,
-) -> Result<Args, Failure> {
-    let mut args = Args {
-        json: false,
-        families: None,
-        prefixes: Vec::new(),
-        launch_file: None,
-        launch_env: false,
-        captures: Vec::new(),
-        policy_file: None,
-        paths: Vec::new(),
-    };
-    while let Some(a) = argv.next() {
-        let mut value = |name: &str| {
-            argv.next()
-                .ok_or_else(|| Failure::Usage(format!("{name} needs a value")))
-        };
-        match a.as_str() {
-            "--json" => args.json = true,
-            "--families" => args.families = Some(split_list(&value("--families")?)),
-            "--family-prefix" => args.prefixes.extend(split_list(&value("--family-prefix")?)),
-            "--launch" => args.launch_file = Some(PathBuf::from(value("--launch")?)),
-            "--launch-env" => args.launch_env = true,
-            "--capture" => args.captures.push(parse_capture(&value("--capture")?)?),
-            "--policy" if allow_policy => {
-                args.policy_file = Some(PathBuf::from(value("--policy")?))
+impl RunArgs {
+    fn stdin_paths(&self) -> usize {
+        self.paths.iter().filter(|p| is_stdin(p)).count()
+    }
+
+    /// Refuse what cannot be honoured: stdin twice, `--stdin-name` without a `-`. `extra`
+    /// names the command's own stdin-capable options.
+    pub fn check(&self, extra: &[(&str, bool)]) -> Result<(), Failure> {
+        if self.stdin_paths() > 1 {
+            return Err(Failure::Usage(
+                "`-` (stdin) given twice among the inputs: stdin can be read once".to_string(),
+            ));
+        }
+        if let Some(name) = &self.stdin_name {
+            if self.stdin_paths() == 0 {
+                return Err(Failure::Usage(format!(
+                    "--stdin-name {name}: no `-` among the inputs to name"
+                )));
             }
-            s if s.starts_with("--") => return Err(Failure::Usage(format!("unknown option {s}"))),
-            _ => args.paths.push(PathBuf::from(a)),
+        }
+        let mut uses = vec![
+            ("the inputs", self.stdin_paths() > 0),
+            ("--launch", self.launch.as_deref().is_some_and(is_stdin)),
+        ];
+        uses.extend_from_slice(extra);
+        stdin_once(&uses)
+    }
+
+    /// The name a stdin artifact is read under: `<stdin>`, or `<stdin>/NAME` so that the
+    /// readers recognise it by name.
+    fn stdin_label(&self) -> String {
+        match &self.stdin_name {
+            Some(n) => format!("{STDIN_LABEL}/{n}"),
+            None => STDIN_LABEL.to_string(),
         }
     }
-    if args.paths.is_empty() {
-        return Err(Failure::Usage("give a run directory or files".to_string()));
-    }
-    if args.launch_file.is_some() && args.launch_env {
-        return Err(Failure::Usage(
-            "give --launch or --launch-env, not both".to_string(),
-        ));
-    }
-    Ok(args)
 }
 
 /// Run options; `default_families` is the filter used when the caller names none.
-pub fn options(args: &Args, default_families: FamilyFilter) -> Result<RunOptions, Failure> {
+fn options(args: &RunArgs, default_families: FamilyFilter) -> Result<RunOptions, Failure> {
+    let names: Vec<String> = args
+        .families
+        .iter()
+        .flatten()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
     let mut families = match &args.families {
-        Some(names) => FamilyFilter::only(names),
+        Some(_) => FamilyFilter::only(&names),
         None => default_families,
     };
-    if !args.prefixes.is_empty() {
-        families = families.with_prefixes(&args.prefixes);
+    let prefixes: Vec<String> = args
+        .prefixes
+        .iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if !prefixes.is_empty() {
+        families = families.with_prefixes(&prefixes);
     }
-    let launch = if let Some(path) = &args.launch_file {
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ReadError::whole(kvledger::ErrorCode::Io, &name, format!("cannot read: {e}"))
-        })?;
+    let launch = if let Some(path) = &args.launch {
+        let (name, text) = input::read_text(path)?;
         Some(read_launch_json(&name, &text)?)
     } else if args.launch_env {
         let vars: Vec<(String, String)> = std::env::vars().collect();
@@ -122,83 +156,64 @@ pub fn options(args: &Args, default_families: FamilyFilter) -> Result<RunOptions
     };
     Ok(RunOptions {
         families,
-        captures: args.captures.iter().cloned().collect(),
+        captures: args.capture.iter().cloned().collect(),
         launch,
     })
 }
 
-/// One run to read: its label, the files to read (display name, path) and the files found
-/// with it that discovery already decided not to read.
+/// A file of a run: on disk, or the stdin artifact.
+#[derive(Clone)]
+enum FileRef {
+    Path(PathBuf),
+    Stdin,
+}
+
+/// One run to read: its label, its files and the files found with it that discovery already
+/// decided not to read.
 struct RunInput {
     label: String,
-    files: Vec<PathBuf>,
+    files: Vec<FileRef>,
     ignored: Vec<IgnoredFile>,
 }
 
-/// What the arguments name: runs, whether any directory was a sweep (several runs), and the
-/// files of sweeps that belong to no run.
+/// What the arguments name: runs, the files of sweeps that belong to no run, and the stdin
+/// artifact's name and bytes (empty unless `-` was given).
 struct Selection {
     runs: Vec<RunInput>,
-    sweep: bool,
     stray: Vec<IgnoredFile>,
+    stdin: (String, Vec<u8>),
 }
 
-/// Each directory gives its runs (one, or several for a sweep); loose files together form one
-/// more run. A loose file named on the command line must be recognisable.
-fn select(paths: &[PathBuf]) -> Result<Selection, Failure> {
+/// Each directory gives its runs (one, or several for a sweep); loose files (and `-`)
+/// together form one more run. A loose file named on the command line must be recognisable.
+fn select(args: &RunArgs) -> Result<Selection, Failure> {
     let mut sel = Selection {
         runs: Vec::new(),
-        sweep: false,
         stray: Vec::new(),
+        stdin: (STDIN_LABEL.to_string(), Vec::new()),
     };
-    let dirs = paths.iter().filter(|p| p.is_dir()).count();
+    let dirs = args.paths.iter().filter(|p| p.is_dir()).count();
     let mut loose = Vec::new();
-    for p in paths {
-        if !p.is_dir() {
+    let mut loose_labels = Vec::new();
+    for p in &args.paths {
+        if is_stdin(p) {
+            let name = args.stdin_label();
+            let bytes = input::stdin_bytes()?;
+            check_recognisable(&name, &bytes)?;
+            loose_labels.push(name.clone());
+            sel.stdin = (name, bytes);
+            loose.push(FileRef::Stdin);
+        } else if p.is_dir() {
+            add_dir(&mut sel, p, dirs)?;
+        } else {
             check_loose(p)?;
-            loose.push(p.clone());
-            continue;
+            loose_labels.push(file_label(p));
+            loose.push(FileRef::Path(p.clone()));
         }
-        let found = discover_runs(p)?;
-        if found.runs.is_empty() {
-            return Err(no_artifacts(p).into());
-        }
-        let display = |rel: &str| file_label(&p.join(rel));
-        let several = found.runs.len() > 1;
-        sel.sweep |= several;
-        for g in found.runs {
-            let label = match (several, dirs) {
-                (false, _) => file_label(p),
-                (true, 1) if !g.root.is_empty() => g.root.clone(),
-                _ => display(&g.root),
-            };
-            sel.runs.push(RunInput {
-                label,
-                files: g.files.iter().map(|f| p.join(f)).collect(),
-                ignored: g
-                    .ignored
-                    .iter()
-                    .map(|i| IgnoredFile {
-                        name: display(&i.name),
-                        reason: i.reason.clone(),
-                    })
-                    .collect(),
-            });
-        }
-        sel.stray
-            .extend(found.ignored.into_iter().map(|i| IgnoredFile {
-                name: display(&i.name),
-                reason: i.reason,
-            }));
     }
     if !loose.is_empty() {
-        let label = loose
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" ");
         sel.runs.push(RunInput {
-            label,
+            label: loose_labels.join(" "),
             files: loose,
             ignored: Vec::new(),
         });
@@ -206,24 +221,73 @@ fn select(paths: &[PathBuf]) -> Result<Selection, Failure> {
     Ok(sel)
 }
 
+/// The runs of one directory, labelled by their path (relative to the directory when it is
+/// the only directory given).
+fn add_dir(sel: &mut Selection, p: &Path, dirs: usize) -> Result<(), Failure> {
+    let found = discover_runs(p)?;
+    if found.runs.is_empty() {
+        return Err(no_artifacts(p).into());
+    }
+    let display = |rel: &str| file_label(&p.join(rel));
+    let several = found.runs.len() > 1;
+    for g in found.runs {
+        let label = match (several, dirs) {
+            (false, _) => file_label(p),
+            (true, 1) if !g.root.is_empty() => g.root.clone(),
+            _ => display(&g.root),
+        };
+        sel.runs.push(RunInput {
+            label,
+            files: g.files.iter().map(|f| FileRef::Path(p.join(f))).collect(),
+            ignored: g
+                .ignored
+                .iter()
+                .map(|i| IgnoredFile {
+                    name: display(&i.name),
+                    reason: i.reason.clone(),
+                })
+                .collect(),
+        });
+    }
+    sel.stray
+        .extend(found.ignored.into_iter().map(|i| IgnoredFile {
+            name: display(&i.name),
+            reason: i.reason,
+        }));
+    Ok(())
+}
+
 /// A file given by name must be a format kvledger knows (read, or ignored for a stated
 /// reason): an unrecognisable one is refused rather than silently dropped.
 fn check_loose(p: &Path) -> Result<(), Failure> {
     let name = file_label(p);
     let mut head = Vec::with_capacity(4096);
-    let f = std::fs::File::open(p).map_err(|e| {
-        ReadError::whole(kvledger::ErrorCode::Io, &name, format!("cannot open: {e}"))
-    })?;
-    f.take(4096).read_to_end(&mut head).map_err(|e| {
-        ReadError::whole(kvledger::ErrorCode::Io, &name, format!("cannot read: {e}"))
-    })?;
-    match recognise(&name, &head) {
-        Err(UNRECOGNISED) => Err(ReadError::whole(
-            kvledger::ErrorCode::UnknownFormat,
-            &name,
-            "not an AIPerf artifact, launch facts, capture manifest or Prometheus capture",
-        )
-        .into()),
+    let f = std::fs::File::open(p)
+        .map_err(|e| ReadError::whole(ErrorCode::Io, &name, format!("cannot open: {e}")))?;
+    f.take(4096)
+        .read_to_end(&mut head)
+        .map_err(|e| ReadError::whole(ErrorCode::Io, &name, format!("cannot read: {e}")))?;
+    check_recognisable(&name, &head)
+}
+
+fn check_recognisable(name: &str, head: &[u8]) -> Result<(), Failure> {
+    match recognise(name, &head[..head.len().min(4096)]) {
+        Err(UNRECOGNISED) => {
+            let hint = if name == STDIN_LABEL {
+                " (name its format with --stdin-name, e.g. --stdin-name before.prom)"
+            } else {
+                ""
+            };
+            Err(ReadError::whole(
+                ErrorCode::UnknownFormat,
+                name,
+                format!(
+                    "not an AIPerf artifact, launch facts, capture manifest or Prometheus \
+                     capture{hint}"
+                ),
+            )
+            .into())
+        }
         _ => Ok(()),
     }
 }
@@ -232,97 +296,83 @@ pub fn file_label(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// Every run the arguments name, each read on its own.
+/// Every run the arguments name, each read on its own: label and run, or the error that
+/// stopped reading it, in argument then path order; and the files of sweeps in no run.
 pub struct Runs {
-    /// Label and run, or the error that stopped reading it, in argument then path order.
     pub runs: Vec<(String, Result<Run, ReadError>)>,
-    /// A directory held several runs: output one result per run, errors in their place.
-    pub sweep: bool,
-    /// Files of sweeps that belong to no run.
     pub stray: Vec<IgnoredFile>,
 }
 
-/// Read every run the arguments name. Outside a sweep the first unreadable run stops the
-/// command (as a single run always did); in a sweep each run's error is kept in its place.
-pub fn read_runs(args: &Args, default_families: FamilyFilter) -> Result<Runs, Failure> {
+/// Read every run the arguments name; a run that cannot be read keeps its error in its
+/// place (the other runs are still read).
+pub fn read_runs(args: &RunArgs, default_families: FamilyFilter) -> Result<Runs, Failure> {
     let opts = options(args, default_families)?;
-    let sel = select(&args.paths)?;
+    let sel = select(args)?;
     let mut runs = Vec::with_capacity(sel.runs.len());
     for r in sel.runs {
         let inputs: Vec<InputFile<'_>> = r
             .files
             .iter()
-            .map(|p| InputFile::path(file_label(p), p.clone()))
+            .map(|f| match f {
+                FileRef::Path(p) => InputFile::path(file_label(p), p.clone()),
+                FileRef::Stdin => InputFile::bytes(sel.stdin.0.clone(), &sel.stdin.1),
+            })
             .collect();
         let result = read_run(&inputs, &opts).map(|mut run| {
             run.ignored.extend(r.ignored);
             run.ignored.sort();
             run
         });
-        match result {
-            Err(e) if !sel.sweep => return Err(e.into()),
-            result => runs.push((r.label, result)),
-        }
+        runs.push((r.label, result));
     }
     Ok(Runs {
         runs,
-        sweep: sel.sweep,
         stray: sel.stray,
     })
 }
 
-/// A run's error as the sweep outputs show it: code, file, position, message.
-pub fn error_line(e: &ReadError) -> String {
-    format!("error {e}")
-}
-
-/// Print one result per run: pretty JSON (an object for one run, an array for several) or the
-/// command's readable table. In a sweep, `--json` prints one line per run (`{"run", "result"}`
-/// or `{"run", "error"}`) and the text shows each run's error in its place; the command fails
-/// (exit 1, after printing every run) when any run could not be read.
+/// Print one result per run: its text block (`table`), or under `--json` one envelope line.
+/// One run that cannot be read fails the command with its error; with several, each error is
+/// shown in its run's place and the command fails (exit 1) after printing every run.
 pub fn emit<T: serde::Serialize>(
+    command: &str,
     results: &[(String, Result<T, ReadError>)],
-    sweep: bool,
     stray: &[IgnoredFile],
     json: bool,
-    table: fn(&str, &T),
+    table: fn(&str, &T) -> String,
 ) -> Result<(), Failure> {
-    let ser = |e: serde_json::Error| Failure::Usage(format!("cannot serialise: {e}"));
-    if json && !sweep {
-        let ok: Vec<&T> = results
-            .iter()
-            .filter_map(|(_, r)| r.as_ref().ok())
-            .collect();
-        let text = match ok.as_slice() {
-            [one] => serde_json::to_string_pretty(one),
-            _ => serde_json::to_string_pretty(&ok),
-        };
-        println!("{}", text.map_err(ser)?);
-    } else if json {
-        for (label, r) in results {
-            let line = serde_json::to_string(&RunOutcome::new(label.as_str(), r.as_ref()));
-            println!("{}", line.map_err(ser)?);
+    if let [(label, Err(e))] = results {
+        if json {
+            out::print(&envelope(
+                Some(command),
+                RunOutcome::<&T>::new(label.as_str(), Err(e)),
+            )?)?;
+            return Err(Failure::Reported(format!("error {e}")));
         }
-    } else {
-        for (i, (label, r)) in results.iter().enumerate() {
-            if i > 0 {
-                println!();
-            }
-            match r {
+        return Err(Failure::Read(e.clone()));
+    }
+    for (i, (label, r)) in results.iter().enumerate() {
+        let text = if json {
+            envelope(Some(command), RunOutcome::new(label.as_str(), r.as_ref()))?
+        } else {
+            let block = match r {
                 Ok(v) => table(label, v),
-                Err(e) => {
-                    println!("run: {label}");
-                    println!("  {}", error_line(e));
-                }
+                Err(e) => format!("run: {label}\n  error {e}\n"),
+            };
+            if i > 0 {
+                format!("\n{block}")
+            } else {
+                block
             }
+        };
+        out::print(&text)?;
+    }
+    if !json && !stray.is_empty() {
+        let mut text = String::from("\nnot in any run:\n");
+        for s in stray {
+            say!(text, "  ignored  {}  ({})", s.name, s.reason);
         }
-        if !stray.is_empty() {
-            println!();
-            println!("not in any run:");
-            for s in stray {
-                println!("  ignored  {}  ({})", s.name, s.reason);
-            }
-        }
+        out::print(&text)?;
     }
     let failed = results.iter().filter(|(_, r)| r.is_err()).count();
     if failed > 0 {
