@@ -1,9 +1,14 @@
-// Node ESM entry: the web build, initialised synchronously from the .wasm file on import,
-// so callers can use the API at once. `init()` / `initSync()` are harmless no-ops here.
-import { readFileSync } from "node:fs";
-import { initSync } from "../pkg/web/kvledger.js";
+// Node ES module entry: the web build, initialised synchronously on import from the .wasm
+// file, so the API is usable at once. `init()` / `initSync()` are harmless no-ops here.
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import { api } from "./bound.js";
+import { loadWasmBytes } from "./node-wasm.js";
 
-initSync({ module: readFileSync(new URL("../pkg/web/kvledger_bg.wasm", import.meta.url)) });
+const here = (rel) => fileURLToPath(new URL(rel, import.meta.url));
+api.autoInit(() =>
+  loadWasmBytes([here("../pkg/web/kvledger_bg.wasm"), here("./kvledger_bg.wasm")], createRequire(import.meta.url).resolve),
+);
 
-export * from "../pkg/web/kvledger.js";
-export { default, default as init } from "../pkg/web/kvledger.js";
+export * from "./public.js";
+export { init as default } from "./public.js";

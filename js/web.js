@@ -1,5 +1,5 @@
-// Browser / generic ESM entry (wasm-pack --target web).
-// Call `await init()` once before anything else; it fetches kvledger_bg.wasm next to
-// pkg/web/kvledger.js. `initSync({ module })` takes bytes or a WebAssembly.Module instead.
-export * from "../pkg/web/kvledger.js";
-export { default, default as init } from "../pkg/web/kvledger.js";
+// Browser and generic ES module entry: call `await init()` once before anything else. It
+// fetches kvledger_bg.wasm from beside the package (bundlers rewrite that URL to the emitted
+// asset); `init(url)` or `initSync({ module })` take the .wasm from elsewhere.
+export * from "./public.js";
+export { init as default } from "./public.js";

@@ -9,6 +9,7 @@ pub mod engines;
 pub mod error;
 pub mod inspect;
 pub mod model;
+pub mod options;
 pub mod pricing;
 pub mod read;
 pub mod schema;

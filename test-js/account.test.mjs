@@ -8,7 +8,7 @@ import { fileInput, CSV, SUMMARY, TIMESLICES, expectKvError } from "./lib/util.m
 const LAUNCH = JSON.stringify({ framework: "vllm", disaggregated: false, kv_offloading: "none" });
 
 test("real vLLM point (CSV only): upstream rates only as counter telemetry, WINDOW_UNRESOLVED", () => {
-  const a = accountRun([fileInput(CSV), fileInput(SUMMARY)], { launchJson: LAUNCH });
+  const a = accountRun([fileInput(CSV), fileInput(SUMMARY)], { launch_json: LAUNCH });
   const v = a.cache_validity;
   assert.equal(v.status, "WINDOW_UNRESOLVED");
   assert.equal(v.pricing_eligible, false);
@@ -25,7 +25,7 @@ test("real vLLM point (CSV only): upstream rates only as counter telemetry, WIND
   // Legacy keys mirror the dashboard's stored keys: null where unknown, never undefined.
   assert.equal(a.legacy.server_gpu_cache_hit_rate, null);
   assert.equal(a.legacy.server_external_cache_hit_rate, null);
-  assert.equal(a.legacy.total_prompt_tokens, 19129495n);
+  assert.equal(a.legacy.total_prompt_tokens, 19129495);
   assert.equal(a.legacy.cache_pricing_eligible, false);
   assert.equal(a.legacy.cache_validity_status, "WINDOW_UNRESOLVED");
   assert.equal(typeof a.counters.unified.prompt.value, "number");
@@ -39,14 +39,16 @@ test("no launch facts: roles unresolved, rates still reported as telemetry", () 
 });
 
 test("policy is validated and echoed", () => {
-  const a = accountRun([fileInput(CSV)], { launchJson: LAUNCH, policy: { max_rate_width: 0.01 } });
+  const a = accountRun([fileInput(CSV)], { launch_json: LAUNCH, policy: { max_rate_width: 0.01 } });
   assert.equal(a.policy.max_rate_width, 0.01);
   assert.equal(a.policy.trust_phase_totals, false);
   const err = expectKvError(
     () => accountRun([fileInput(CSV)], { policy: { max_rate_width: -1 } }),
-    "OptionsError",
     "BAD_OPTIONS",
   );
   assert.ok(isKvledgerError(err));
-  expectKvError(() => accountRun([fileInput(CSV)], { polcy: {} }), "OptionsError", "BAD_OPTIONS");
+  assert.equal(err.json_path, "options.policy");
+  assert.match(err.message, /max_rate_width/);
+  const typo = expectKvError(() => accountRun([fileInput(CSV)], { polcy: {} }), "BAD_OPTIONS");
+  assert.equal(typo.json_path, "options.polcy");
 });

@@ -20,17 +20,17 @@ import {
 import { ROOT, assertNoNull, expectKvError } from "./lib/util.mjs";
 
 const close = (a, b) => assert.ok(Math.abs(a - b) <= 1e-9 * (1 + Math.max(Math.abs(a), Math.abs(b))), `${a} != ${b}`);
-const OPENROUTER = { name: "openrouter-test", asOf: "2026-09-23", inputPerMillion: 2, outputPerMillion: 10, usageConvention: "subset" };
+const OPENROUTER = { name: "openrouter-test", as_of: "2026-09-23", input_per_million: 2, output_per_million: 10, usage_convention: "subset" };
 const agentic = (metrics, extra = {}) => ({ row: { benchmark_type: "agentic_traces", isl: null, osl: null, metrics, ...extra } });
 const refusals = (o) => o.reasons.filter((r) => !["no-cache-telemetry", "unmeasured-no-discount", "theoretical-fallback", "hit-rate-clamped", "share-not-needed", "target-clamped", "partial-frontier-no-discount", "partial-frontier-no-share", "fallback-not-on-surface"].includes(r.code)).map((r) => r.code);
 
 function knot(x, t, h, eligible, s = 0.85) {
   const cache = h === undefined && eligible === undefined ? undefined : {
     status: eligible === undefined ? undefined : eligible ? "VALID_COMPLETE" : "WINDOW_UNRESOLVED",
-    pricingEligible: eligible,
+    pricing_eligible: eligible,
     rates: h === undefined ? undefined : { overall: { value: h } },
   };
-  const observed = { interactivity: x, throughputPerGpu: t, inputShare: s };
+  const observed = { interactivity: x, throughput_per_gpu: t, input_share: s };
   if (cache) observed.cache = JSON.parse(JSON.stringify(cache));
   return { observed };
 }
@@ -39,13 +39,13 @@ test("shipped rate cards and reason codes", () => {
   const cards = rateCards();
   assert.equal(cards[0].name, "normalized");
   assert.deepEqual(cards.map((c) => c.name), ["normalized", "kimi-k3-moonshot", "glm-5.2-zai", "minimax-m3", "deepseek-v4-pro", "deepseek-v4.1-flash"]);
-  for (const c of cards) assert.match(c.asOf, /^\d{4}-\d{2}-\d{2}$/);
+  for (const c of cards) assert.match(c.as_of, /^\d{4}-\d{2}-\d{2}$/);
   const codes = pricingReasonCodes();
   for (const c of ["cache-ineligible", "cache-unmeasured", "no-token-mix", "outside-measured-range"]) assert.ok(codes.includes(c));
 });
 
 test("legacy: hit-rate selection and revenue numbers of consumer.md (f)", () => {
-  const h = (m, hw) => pricePoint(agentic({ tput_per_gpu: 1000, ...m }, hw ? { hardware: hw } : {}), { policy: "legacy" }).hitRate;
+  const h = (m, hw) => pricePoint(agentic({ tput_per_gpu: 1000, ...m }, hw ? { hardware: hw } : {}), { policy: "legacy" }).hit_rate;
   close(h({ server_gpu_cache_hit_rate: 0.8, server_external_cache_hit_rate: 0.06, server_cpu_cache_hit_rate: 0.07 }), 0.86);
   close(h({ server_gpu_cache_hit_rate: 0.77, server_cpu_cache_hit_rate: 0.055 }), 0.825);
   close(h({ server_gpu_cache_hit_rate: 0.4, server_external_cache_hit_rate: 0, server_cpu_cache_hit_rate: 0.5 }), 0.4);
@@ -56,12 +56,12 @@ test("legacy: hit-rate selection and revenue numbers of consumer.md (f)", () => 
   assert.equal(h({ theoretical_cache_hit_rate: 0.97 }, "b200"), undefined);
 
   const r = pricePoint({ row: { isl: 1024, osl: 1024, metrics: { tput_per_gpu: 2000, input_tput_per_gpu: 1600, output_tput_per_gpu: 400 } } });
-  close(r.revenuePerGpuHour, 7.2);
-  assert.equal(r.hitRate, undefined);
+  close(r.revenue_per_gpu_hour, 7.2);
+  assert.equal(r.hit_rate, undefined);
   assertNoNull(r);
-  const o = pricePoint({ row: { isl: 1024, osl: 1024, metrics: { tput_per_gpu: 1000, input_tput_per_gpu: 800, output_tput_per_gpu: 200 } } }, { rateCard: OPENROUTER });
-  close(o.inputShare, 0.8);
-  close(o.revenuePerGpuHour, 12.96);
+  const o = pricePoint({ row: { isl: 1024, osl: 1024, metrics: { tput_per_gpu: 1000, input_tput_per_gpu: 800, output_tput_per_gpu: 200 } } }, { rate_card: OPENROUTER });
+  close(o.input_share, 0.8);
+  close(o.revenue_per_gpu_hour, 12.96);
 });
 
 test("strict refuses ineligible, unmeasured and mix-unknown points with their codes", () => {
@@ -70,27 +70,27 @@ test("strict refuses ineligible, unmeasured and mix-unknown points with their co
   assert.equal(ok.status, "PRICED");
   assert.equal(ok.policy, "strict");
   const legacy = pricePoint(agentic({ ...m, cache_pricing_eligible: 1 }), { policy: "legacy" });
-  assert.equal(ok.revenuePerGpuHour, legacy.revenuePerGpuHour);
+  assert.equal(ok.revenue_per_gpu_hour, legacy.revenue_per_gpu_hour);
 
   const bad = pricePoint(agentic({ ...m, cache_pricing_eligible: 0, cache_validity_status: "WINDOW_UNRESOLVED" }));
   assert.equal(bad.status, "NOT_PRICED");
   assert.equal(bad.priced, false);
-  assert.equal(bad.revenuePerGpuHour, undefined);
+  assert.equal(bad.revenue_per_gpu_hour, undefined);
   assert.deepEqual(refusals(bad), ["cache-ineligible"]);
-  assert.equal(bad.reasons[0].verdictStatus, "WINDOW_UNRESOLVED");
+  assert.equal(bad.reasons[0].verdict_status, "WINDOW_UNRESOLVED");
 
   assert.deepEqual(refusals(pricePoint(agentic({ tput_per_gpu: 7500 }, { hardware: "b200" }))), ["cache-unmeasured"]);
-  assert.deepEqual(refusals(pricePoint(agentic({ tput_per_gpu: 2000, server_gpu_cache_hit_rate: 0.5, cache_pricing_eligible: 1 }), { rateCard: OPENROUTER })), ["no-token-mix"]);
+  assert.deepEqual(refusals(pricePoint(agentic({ tput_per_gpu: 2000, server_gpu_cache_hit_rate: 0.5, cache_pricing_eligible: 1 }), { rate_card: OPENROUTER })), ["no-token-mix"]);
 
-  const obs = pricePoint({ observed: { throughputPerGpu: 2000, inputShare: 0.8, cache: { status: "REQUEST_SCOPE_UNRESOLVED", pricingEligible: false, reasons: ["no_request_records"], rates: { overall: { value: 0.5 } } } } });
+  const obs = pricePoint({ observed: { throughput_per_gpu: 2000, input_share: 0.8, cache: { status: "REQUEST_SCOPE_UNRESOLVED", pricing_eligible: false, reasons: ["no_request_records"], rates: { overall: { value: 0.5 } } } } });
   assert.deepEqual(refusals(obs), ["cache-ineligible"]);
-  assert.deepEqual(obs.reasons[0].verdictReasons, ["no_request_records"]);
+  assert.deepEqual(obs.reasons[0].verdict_reasons, ["no_request_records"]);
 });
 
 test("no-op on the dashboard's fixed-sequence rows (cypress fixture)", () => {
   const rows = JSON.parse(readFileSync(path.join(ROOT, "tests/fixtures/app/cypress-api-benchmarks.json"), "utf8"));
   assert.equal(rows.length, 435);
-  for (const card of [{ card: "normalized" }, { card: "kimi-k3-moonshot" }, { rateCard: OPENROUTER }]) {
+  for (const card of [{ card: "normalized" }, { card: "kimi-k3-moonshot" }, { rate_card: OPENROUTER }]) {
     const s = priceRows(rows, { ...card, policy: "strict" });
     const l = priceRows(rows, { ...card, policy: "legacy", surface: "chart" });
     // The calculator surface (legacy's default) bills a row without output_tput_per_gpu as
@@ -99,13 +99,13 @@ test("no-op on the dashboard's fixed-sequence rows (cypress fixture)", () => {
     let allOutput = 0;
     rows.forEach((row, i) => {
       assert.equal(s[i].priced, true);
-      assert.equal(s[i].hitRate, undefined);
-      assert.equal(s[i].revenuePerGpuHour, l[i].revenuePerGpuHour);
+      assert.equal(s[i].hit_rate, undefined);
+      assert.equal(s[i].revenue_per_gpu_hour, l[i].revenue_per_gpu_hour);
       if (row.metrics?.output_tput_per_gpu === undefined && row.output_tput_per_gpu === undefined) {
         allOutput += 1;
-        assert.equal(calc[i].inputShare, 0);
+        assert.equal(calc[i].input_share, 0);
       } else {
-        assert.equal(calc[i].revenuePerGpuHour, l[i].revenuePerGpuHour);
+        assert.equal(calc[i].revenue_per_gpu_hour, l[i].revenue_per_gpu_hour);
       }
     });
     assert.equal(allOutput, 2);
@@ -119,7 +119,7 @@ test("per-segment frontier eligibility", () => {
     const s = interpolateFrontier(four([]), x);
     const l = interpolateFrontier(four([]), x, { policy: "legacy" });
     assert.equal(s.priced, true);
-    assert.equal(s.revenuePerGpuHour, l.revenuePerGpuHour);
+    assert.equal(s.revenue_per_gpu_hour, l.revenue_per_gpu_hour);
   }
   // middle knot ineligible: named; the far segment stays priced
   const mid = interpolateFrontier(four([1]), 15);
@@ -134,14 +134,14 @@ test("per-segment frontier eligibility", () => {
   assert.equal(interpolateFrontier(four([3]), 15).priced, true);
   // single point: exact x only under strict; clamped pass-through under legacy
   const one = [knot(30, 500, 0.77, true, 0.8)];
-  close(interpolateFrontier(one, 30).revenuePerGpuHour, 0.0036 * 500 * (1 - 0.9 * 0.77 * 0.8));
+  close(interpolateFrontier(one, 30).revenue_per_gpu_hour, 0.0036 * 500 * (1 - 0.9 * 0.77 * 0.8));
   const off = interpolateFrontier(one, 45);
   assert.equal(off.priced, false);
   assert.equal(off.clamped, true);
   assert.equal(off.reasons[0].code, "outside-measured-range");
   const l = interpolateFrontier(one, 45, { policy: "legacy" });
-  assert.equal(l.hitRate, 0.77);
-  assert.equal(l.clampedAbove, true);
+  assert.equal(l.hit_rate, 0.77);
+  assert.equal(l.clamped_above, true);
 
   const fp = priceFrontier(four([1]));
   assert.deepEqual(fp.segments.map((s) => s.priced), [false, false, true]);
@@ -153,7 +153,7 @@ test("historical trend: no extrapolation, knots exact, synthetic extension", () 
   const groups = [{ date: "2026-08-02", points: ks }, { date: "2026-08-01", points: ks }];
   const line = trendSeries(groups, 40, "2026-09-01", { policy: "legacy", surface: "trend" });
   assert.deepEqual(line.map((p) => [p.date, p.synthetic]), [["2026-08-01", false], ["2026-08-02", false], ["2026-09-01", true]]);
-  close(line[0].value.revenuePerGpuHour, 0.0036 * line[0].value.throughputPerGpu);
+  close(line[0].value.revenue_per_gpu_hour, 0.0036 * line[0].value.throughput_per_gpu);
   assert.equal(trendSeries(groups, 70, undefined, { policy: "legacy" })[0].value.priced, false);
 });
 
@@ -161,43 +161,43 @@ test("legacy surfaces: chart, calculator (default), trend (consumer.md c.3b)", (
   // isl 1024 / osl 8192, T 1000, no output throughput, in 2 / out 10:
   // chart and trend s = 1/9, R = 3.6 x (2/9 + 80/9) = 32.8; calculator s = 0, R = 36
   const fixed = { row: { benchmark_type: "single_turn", isl: 1024, osl: 8192, metrics: { tput_per_gpu: 1000 } } };
-  const or = { rateCard: OPENROUTER, policy: "legacy" };
-  close(pricePoint(fixed, { ...or, surface: "chart" }).revenuePerGpuHour, 32.8);
-  close(pricePoint(fixed, { ...or, surface: "trend" }).revenuePerGpuHour, 32.8);
+  const or = { rate_card: OPENROUTER, policy: "legacy" };
+  close(pricePoint(fixed, { ...or, surface: "chart" }).revenue_per_gpu_hour, 32.8);
+  close(pricePoint(fixed, { ...or, surface: "trend" }).revenue_per_gpu_hour, 32.8);
   const calc = pricePoint(fixed, or);
-  close(calc.revenuePerGpuHour, 36);
+  close(calc.revenue_per_gpu_hour, 36);
   assert.equal(calc.surface, "calculator");
-  assert.equal(calc.shareSource, "output_defaulted_to_total");
-  assert.equal(pricePoint(fixed, { rateCard: OPENROUTER }).surface, undefined);
+  assert.equal(calc.share_source, "output_defaulted_to_total");
+  assert.equal(pricePoint(fixed, { rate_card: OPENROUTER }).surface, undefined);
   // GB300 without a measured rate: the fallback only on the calculator
   const gb = agentic({ tput_per_gpu: 1000, input_tput_per_gpu: 800, output_tput_per_gpu: 200, theoretical_cache_hit_rate: 0.62 }, { hardware: "gb300" });
-  close(pricePoint(gb, { policy: "legacy" }).revenuePerGpuHour, 1.99296);
-  close(pricePoint(gb, { policy: "legacy", surface: "chart" }).revenuePerGpuHour, 3.6);
+  close(pricePoint(gb, { policy: "legacy" }).revenue_per_gpu_hour, 1.99296);
+  close(pricePoint(gb, { policy: "legacy", surface: "chart" }).revenue_per_gpu_hour, 3.6);
   // two knots: the dashboard's cubic (1.5 s, 0.75 s) on calculator and trend, the secant
   // under strict; the chart computes no value between points
   const two = [knot(26.32, 14847.83, 0.8, true, 0.5), knot(39.68, 11188.68, 0.8, true, 0.5)];
   const t = (31.4 - 26.32) / 13.36;
   const cubic = 14847.83 - 3659.15 * (0.25 * t ** 3 - 0.75 * t ** 2 + 1.5 * t);
-  close(interpolateFrontier(two, 31.4, { policy: "legacy", surface: "trend" }).throughputPerGpu, cubic);
-  close(interpolateFrontier(two, 31.4, { policy: "legacy" }).throughputPerGpu, cubic);
-  close(interpolateFrontier(two, 31.4).throughputPerGpu, 14847.83 - 3659.15 * t);
+  close(interpolateFrontier(two, 31.4, { policy: "legacy", surface: "trend" }).throughput_per_gpu, cubic);
+  close(interpolateFrontier(two, 31.4, { policy: "legacy" }).throughput_per_gpu, cubic);
+  close(interpolateFrontier(two, 31.4).throughput_per_gpu, 14847.83 - 3659.15 * t);
   assert.equal(interpolateFrontier(two, 31.4, { policy: "legacy", surface: "chart" }).reasons[0].code, "surface-not-interpolated");
   // surface is legacy-only; trendSeries is the trend surface
-  expectKvError(() => pricePoint(fixed, { surface: "chart" }), "OptionsError", "BAD_OPTIONS");
-  expectKvError(() => trendSeries([], 40, undefined, { policy: "legacy", surface: "chart" }), "OptionsError", "BAD_OPTIONS");
-  expectKvError(() => pricePoint(fixed, { policy: "legacy", surface: "axis" }), "OptionsError", "BAD_OPTIONS");
+  expectKvError(() => pricePoint(fixed, { surface: "chart" }), "BAD_OPTIONS");
+  expectKvError(() => trendSeries([], 40, undefined, { policy: "legacy", surface: "chart" }), "BAD_OPTIONS");
+  expectKvError(() => pricePoint(fixed, { policy: "legacy", surface: "axis" }), "BAD_OPTIONS");
 });
 
 test("money metrics, profit, lifecycle", () => {
   const gh = (1000 / 1.71) * 8760;
-  const m = moneyMetrics(7.2, 2000, { kwPerGpu: 1.71, tcoPerGpuHour: 1.73 });
-  close(m.revenuePerMwYear, 7.2 * gh);
-  close(m.profitPerMwYear, (7.2 - 1.73) * gh);
-  assert.deepEqual(moneyMetrics(undefined, 2000, { kwPerGpu: 1.71 }), {});
-  const p = estimateProfit({ revenuePerGpuHour: 3.6, kwPerGpu: 1.71, tcoPerGpuHour: 1.73 });
+  const m = moneyMetrics(7.2, 2000, { kw_per_gpu: 1.71, tco_per_gpu_hour: 1.73 });
+  close(m.revenue_per_mw_year, 7.2 * gh);
+  close(m.profit_per_mw_year, (7.2 - 1.73) * gh);
+  assert.deepEqual(moneyMetrics(undefined, 2000, { kw_per_gpu: 1.71 }), {});
+  const p = estimateProfit({ revenue_per_gpu_hour: 3.6, kw_per_gpu: 1.71, tco_per_gpu_hour: 1.73 });
   close(p.estimate.revenue, 3.6 * 0.6);
-  assert.equal(estimateProfit({ clamped: true, tcoPerGpuHour: 1.73 }).skip.code, "outside-measured-range");
-  assert.equal(estimateProfit({ tcoPerGpuHour: 1.73 }).skip.code, "no-token-mix");
+  assert.equal(estimateProfit({ clamped: true, tco_per_gpu_hour: 1.73 }).skip.code, "outside-measured-range");
+  assert.equal(estimateProfit({ tco_per_gpu_hour: 1.73 }).skip.code, "no-token-mix");
   assert.equal(billableInputRate(13525, undefined, 0.1), 13525);
   assert.deepEqual(Array.from(splitTokenStreams(1000, undefined, 0.5, 0.1)), [0, 1000]);
   const [i, o] = splitTokenStreams(1000, 0.9, 0.5, 0.1);
@@ -205,11 +205,11 @@ test("money metrics, profit, lifecycle", () => {
   close(o, 100);
 });
 
-test("bad calls throw OptionsError/BAD_OPTIONS; refusals never throw", () => {
-  expectKvError(() => pricePoint({ row: {} }, { card: "no-such-card" }), "OptionsError", "BAD_OPTIONS");
-  expectKvError(() => pricePoint({ row: {} }, { rateCard: { ...OPENROUTER, cachedInputPerMillion: 5 } }), "OptionsError", "BAD_OPTIONS");
-  expectKvError(() => pricePoint({ nonsense: 1 }), "OptionsError", "BAD_OPTIONS");
-  expectKvError(() => pricePoint({ row: {} }, { policy: "generous" }), "OptionsError", "BAD_OPTIONS");
+test("bad calls throw KvledgerError BAD_OPTIONS; refusals never throw", () => {
+  expectKvError(() => pricePoint({ row: {} }, { card: "no-such-card" }), "BAD_OPTIONS");
+  expectKvError(() => pricePoint({ row: {} }, { rate_card: { ...OPENROUTER, cached_input_per_million: 5 } }), "BAD_OPTIONS");
+  expectKvError(() => pricePoint({ nonsense: 1 }), "BAD_OPTIONS");
+  expectKvError(() => pricePoint({ row: {} }, { policy: "generous" }), "BAD_OPTIONS");
   const r = pricePoint({ row: { benchmark_type: "agentic_traces", metrics: {} } });
   assert.equal(r.status, "NOT_PRICED");
 });

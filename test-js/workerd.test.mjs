@@ -38,28 +38,30 @@ const post = (name, body) =>
 test("workerd: the worker is up and initialised", async () => {
   const res = await fetch(`${base}/`, { signal: AbortSignal.timeout(10_000) });
   assert.equal(res.status, 200);
-  assert.deepEqual(await res.json(), { contractVersion: "kvledger/1" });
+  assert.deepEqual(await res.json(), { contract_version: "kvledger/1" });
 });
 
-test("workerd: a real server-metrics export is inspected, ns values exact", async () => {
+test("workerd: a real server-metrics export is inspected, epoch ns exact", async () => {
   const text = fixtureText(TIMESLICES);
   const res = await post("server_metrics_export.json", text);
   assert.equal(res.status, 200, output);
   const r = await res.json();
   assert.equal(r.files[0].kind, "server_metrics_json");
   assert.equal(r.endpoints.length, 1);
-  assert.equal(r.endpoints[0].endpointUrl, "http://localhost:8000/metrics");
-  assert.equal(BigInt(r.endpoints[0].firstFetchNs), literal(text, "first_fetch_ns"));
-  assert.equal(BigInt(r.endpoints[0].lastFetchNs), literal(text, "last_fetch_ns"));
+  assert.equal(r.endpoints[0].endpoint_url, "http://localhost:8000/metrics");
+  assert.equal(r.endpoints[0].first_fetch_ns, literal(text, "first_fetch_ns"));
+  assert.equal(r.endpoints[0].last_fetch_ns, literal(text, "last_fetch_ns"));
 });
 
 test("workerd: garbage gives 400 with the error code", async () => {
   const res = await post("server_metrics_export.json", "garbage{");
   assert.equal(res.status, 400);
-  const { error } = await res.json();
-  assert.equal(error.name, "ReadError");
+  const { error, instance } = await res.json();
+  assert.equal(instance, true);
+  assert.equal(error.name, "KvledgerError");
   assert.equal(error.code, "JSON_SYNTAX");
-  assert.equal(error.position.line, 1);
+  assert.equal(error.file, "server_metrics_export.json");
+  assert.equal(error.line, 1);
 
   const res2 = await post("notes.txt", "hello");
   assert.equal(res2.status, 400);

@@ -1,17 +1,19 @@
-//! The JS boundary of the npm package, exercised through `JsValue`s exactly as JS sees it:
-//! bigints, `undefined` (never `null`) for absent fields, error `name`/`code`, and a module
-//! that keeps working after many failed calls.
+//! The raw exports of the npm package, exercised with JS values as the wrapper passes them:
+//! files as JS objects (text, `Uint8Array`, `ArrayBuffer`, other views), options as JSON text,
+//! answers as the JSON envelope `{"ok": ...}` / `{"error": ...}` (snake_case, epoch ns as
+//! decimal strings), and a module that keeps working after many failed calls.
 //!
 //! Runs in Node (`cargo test --target wasm32-unknown-unknown --test wasm_boundary`) and in
 //! headless Chromium (the same with `WASM_BINDGEN_USE_BROWSER=1`); see `scripts/wasm-tests`.
 #![cfg(target_arch = "wasm32")]
 
-use js_sys::{Array, BigInt, Object, Reflect, Uint8Array};
+use js_sys::{Array, DataView, Object, Reflect, Uint8Array};
+use kvledger::wasm::pricing::{cache_observation_raw, price_point_raw};
 use kvledger::wasm::{
-    account_runs_js, contract_version, error_codes, inspect_run_js, inspect_runs_js,
-    is_kvledger_error, package_version, AccountOptions, InspectOptions, RunFileInput,
+    account_run_raw, account_runs_raw, contract_version_raw, error_codes_raw, inspect_run_raw,
+    inspect_runs_raw, package_version_raw,
 };
-use tsify::Ts;
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
@@ -32,237 +34,213 @@ fn text_file(name: &str, text: &str) -> JsValue {
     obj(&[("name", name.into()), ("text", text.into())])
 }
 
-fn get(v: &JsValue, key: &str) -> JsValue {
-    Reflect::get(v, &JsValue::from_str(key)).unwrap()
+fn files(items: Vec<JsValue>) -> JsValue {
+    items.into_iter().collect::<Array>().into()
 }
 
-fn has(v: &JsValue, key: &str) -> bool {
-    Reflect::has(v, &JsValue::from_str(key)).unwrap()
+/// The envelope's `ok` value; panics with the error when there is none.
+fn ok(envelope: String) -> Value {
+    let mut v: Value = serde_json::from_str(&envelope).expect("the envelope is JSON");
+    match v.get_mut("ok") {
+        Some(result) => result.take(),
+        None => panic!("expected a result, got {envelope}"),
+    }
 }
 
-fn inspect(files: Vec<JsValue>, options: Option<JsValue>) -> Result<JsValue, JsValue> {
-    let files: Vec<Ts<RunFileInput>> = files.into_iter().map(Ts::new_unchecked).collect();
-    let options: Option<Ts<InspectOptions>> = options.map(Ts::new_unchecked);
-    inspect_run_js(files, options).map(JsValue::from)
+/// The envelope's `error`, checked to carry `code` and a message.
+fn error(envelope: String, code: &str) -> Value {
+    let v: Value = serde_json::from_str(&envelope).expect("the envelope is JSON");
+    let err = v
+        .get("error")
+        .unwrap_or_else(|| panic!("expected {code}, got {envelope}"));
+    assert_eq!(err["code"], code, "{envelope}");
+    assert!(
+        !err["message"].as_str().unwrap_or_default().is_empty(),
+        "{envelope}"
+    );
+    err.clone()
 }
 
-/// The digits after `"key": ` in the fixture text, as an exact JS bigint (never via f64).
-fn literal_bigint(text: &str, key: &str) -> JsValue {
+fn inspect(items: Vec<JsValue>, options: Option<&str>) -> String {
+    inspect_run_raw(files(items), options.map(str::to_string))
+}
+
+/// The digits after `"key": ` in the fixture text (the exact epoch ns).
+fn literal(text: &str, key: &str) -> String {
     let needle = format!("\"{key}\": ");
     let start = text.find(&needle).expect("key in fixture") + needle.len();
-    let digits: String = text[start..]
+    text[start..]
         .chars()
         .take_while(|c| c.is_ascii_digit())
-        .collect();
-    assert!(digits.len() >= 16, "{key} literal: {digits}");
-    BigInt::new(&JsValue::from_str(&digits)).unwrap().into()
-}
-
-fn expect_error(result: Result<JsValue, JsValue>, name: &str, code: &str) -> JsValue {
-    let err = match result {
-        Ok(v) => panic!("expected {name}/{code}, got a result: {v:?}"),
-        Err(e) => e,
-    };
-    assert!(
-        err.is_instance_of::<js_sys::Error>(),
-        "not an Error: {err:?}"
-    );
-    assert_eq!(
-        get(&err, "name").as_string().as_deref(),
-        Some(name),
-        "{err:?}"
-    );
-    assert_eq!(
-        get(&err, "code").as_string().as_deref(),
-        Some(code),
-        "{err:?}"
-    );
-    let message = get(&err, "message").as_string().unwrap_or_default();
-    assert!(!message.is_empty(), "empty message");
-    assert!(is_kvledger_error(&err));
-    err
-}
-
-/// No `null` anywhere in a result: absent optional values are omitted.
-fn assert_no_null(v: &JsValue, path: &str) {
-    assert!(!v.is_null(), "null at {path}");
-    if Array::is_array(v) {
-        for (i, item) in Array::from(v).iter().enumerate() {
-            assert_no_null(&item, &format!("{path}[{i}]"));
-        }
-    } else if v.is_object() {
-        let o: &Object = v.unchecked_ref();
-        for key in Object::keys(o).iter() {
-            let k = key.as_string().unwrap();
-            assert_no_null(&get(v, &k), &format!("{path}.{k}"));
-        }
-    }
+        .collect()
 }
 
 #[wasm_bindgen_test]
 fn versions_and_codes() {
-    assert_eq!(contract_version(), "kvledger/1");
-    assert_eq!(package_version(), env!("CARGO_PKG_VERSION"));
-    let codes: Vec<String> = error_codes()
-        .iter()
-        .map(|c| c.js_value().as_string().unwrap())
-        .collect();
+    assert_eq!(ok(contract_version_raw()), "kvledger/1");
+    assert_eq!(ok(package_version_raw()), env!("CARGO_PKG_VERSION"));
+    let codes = ok(error_codes_raw());
     for code in ["JSON_SYNTAX", "NO_ARTIFACTS", "BAD_OPTIONS", "LAUNCH_VALUE"] {
         assert!(
-            codes.iter().any(|c| c == code),
-            "{code} missing from {codes:?}"
+            codes.as_array().unwrap().iter().any(|c| c == code),
+            "{code} missing from {codes}"
         );
     }
 }
 
 #[wasm_bindgen_test]
-fn bigint_ns_round_trips_exactly() {
-    let result = inspect(vec![text_file(TIMESLICES_NAME, TIMESLICES)], None).unwrap();
-    let endpoints = Array::from(&get(&result, "endpoints"));
-    assert_eq!(endpoints.length(), 1);
-    let ep = endpoints.get(0);
-    assert_eq!(
-        get(&ep, "endpointUrl").as_string().as_deref(),
-        Some("http://localhost:8000/metrics")
-    );
-    for (field, key) in [
-        ("firstFetchNs", "first_fetch_ns"),
-        ("lastFetchNs", "last_fetch_ns"),
-    ] {
-        let got = get(&ep, field);
-        assert!(got.is_bigint(), "{field} is not a bigint: {got:?}");
-        let want = literal_bigint(TIMESLICES, key);
+fn epoch_ns_are_exact_decimal_strings_in_snake_case() {
+    let r = ok(inspect(vec![text_file(TIMESLICES_NAME, TIMESLICES)], None));
+    let ep = &r["endpoints"][0];
+    assert_eq!(ep["endpoint_url"], "http://localhost:8000/metrics");
+    for key in ["first_fetch_ns", "last_fetch_ns"] {
         // 1765793114960054143 (last_fetch_ns) is odd: an f64 on the way would change it.
-        assert!(Object::is(&got, &want), "{field}: {got:?} != {want:?}");
+        assert_eq!(ep[key], Value::String(literal(TIMESLICES, key)), "{key}");
+    }
+    assert!(r.get("window_candidates").is_some());
+    assert!(r.get("windowCandidates").is_none());
+}
+
+#[wasm_bindgen_test]
+fn bytes_buffers_and_views_equal_text() {
+    let by_text = inspect(vec![text_file(TIMESLICES_NAME, TIMESLICES)], None);
+    let u8s = Uint8Array::from(TIMESLICES.as_bytes());
+    // A view on the middle of a larger buffer: only the view's bytes are the file.
+    let padded = Uint8Array::new_with_length(TIMESLICES.len() as u32 + 8);
+    padded.set(&u8s, 4);
+    let view = DataView::new(&padded.buffer(), 4, TIMESLICES.len());
+    for content in [u8s.clone().into(), u8s.buffer().into(), JsValue::from(view)] {
+        let by_bytes = inspect(
+            vec![obj(&[("name", TIMESLICES_NAME.into()), ("bytes", content)])],
+            None,
+        );
+        assert_eq!(by_bytes, by_text);
     }
 }
 
 #[wasm_bindgen_test]
-fn bytes_input_equals_text_input() {
-    let bytes = Uint8Array::from(TIMESLICES.as_bytes());
-    let by_bytes = inspect(
-        vec![obj(&[
-            ("name", TIMESLICES_NAME.into()),
-            ("bytes", bytes.into()),
-        ])],
-        None,
-    )
-    .unwrap();
-    let by_text = inspect(vec![text_file(TIMESLICES_NAME, TIMESLICES)], None).unwrap();
-    let ep_b = Array::from(&get(&by_bytes, "endpoints")).get(0);
-    let ep_t = Array::from(&get(&by_text, "endpoints")).get(0);
-    assert!(Object::is(
-        &get(&ep_b, "lastFetchNs"),
-        &get(&ep_t, "lastFetchNs")
-    ));
-    assert_eq!(
-        Array::from(&get(&by_bytes, "families")).length(),
-        Array::from(&get(&by_text, "families")).length()
-    );
-}
-
-#[wasm_bindgen_test]
-fn absent_optionals_are_undefined_not_null() {
-    let result = inspect(vec![text_file(TIMESLICES_NAME, TIMESLICES)], None).unwrap();
-    assert_no_null(&result, "result");
-    // No per-request records, run summary or launch facts were given.
-    for key in ["requests", "runSummary", "launch"] {
-        assert!(!has(&result, key), "{key} present");
-        assert!(get(&result, key).is_undefined());
+fn absent_optionals_are_omitted() {
+    let r = ok(inspect(vec![text_file(TIMESLICES_NAME, TIMESLICES)], None));
+    for key in ["requests", "run_summary", "launch"] {
+        assert!(r.get(key).is_none(), "{key} present");
     }
-    let ep = Array::from(&get(&result, "endpoints")).get(0);
-    // `/metrics` names no role.
-    assert!(!has(&ep, "pathRole"));
-    assert!(get(&ep, "pathRole").is_undefined());
+    assert!(r["endpoints"][0].get("path_role").is_none());
 }
 
 #[wasm_bindgen_test]
-fn malformed_json_is_json_syntax_with_line() {
+fn malformed_json_is_json_syntax_with_file_and_line() {
     let text = "{\n  \"schema_version\": \"1.0\",\n  \"summary\": {\n";
-    let err = expect_error(
+    let err = error(
         inspect(vec![text_file(TIMESLICES_NAME, text)], None),
-        "ReadError",
         "JSON_SYNTAX",
     );
-    assert_eq!(
-        get(&err, "file").as_string().as_deref(),
-        Some(TIMESLICES_NAME)
+    assert_eq!(err["file"], TIMESLICES_NAME);
+    assert!(err["line"].as_u64().expect("line") >= 3, "{err}");
+    assert!(
+        err.get("position").is_none(),
+        "position fields are top-level"
     );
-    let position = get(&err, "position");
-    let line = get(&position, "line")
-        .as_f64()
-        .expect("position.line is a number");
-    assert!(line >= 3.0, "line {line}");
-    assert_no_null(&position, "position");
 }
 
 #[wasm_bindgen_test]
-fn unknown_file_is_no_artifacts() {
-    let err = expect_error(
-        inspect(vec![text_file("notes.txt", "nothing to see here\n")], None),
-        "ReadError",
-        "NO_ARTIFACTS",
-    );
-    assert_no_null(&get(&err, "position"), "position");
-}
-
-#[wasm_bindgen_test]
-fn bad_options_are_options_errors() {
+fn malformed_calls_are_bad_options_with_the_path() {
     let good = || text_file(TIMESLICES_NAME, TIMESLICES);
-    // Both `text` and `bytes`.
-    let both = obj(&[
-        ("name", TIMESLICES_NAME.into()),
-        ("text", TIMESLICES.into()),
-        ("bytes", Uint8Array::from(TIMESLICES.as_bytes()).into()),
-    ]);
-    expect_error(inspect(vec![both], None), "OptionsError", "BAD_OPTIONS");
-    // Neither.
-    let neither = obj(&[("name", TIMESLICES_NAME.into())]);
-    expect_error(inspect(vec![neither], None), "OptionsError", "BAD_OPTIONS");
-    // launchJson and launchEnv together.
-    let env = obj(&[("FRAMEWORK", "vllm".into())]);
-    expect_error(
-        inspect(
-            vec![good()],
-            Some(obj(&[("launchJson", "{}".into()), ("launchEnv", env)])),
+    let cases: Vec<(JsValue, Option<&str>, &str)> = vec![
+        (JsValue::NULL, None, "files"),
+        (Object::new().into(), None, "files"),
+        (files(vec![JsValue::from_f64(42.0)]), None, "files[0]"),
+        (files(vec![obj(&[("text", "{}".into())])]), None, "files[0]"),
+        (
+            files(vec![obj(&[
+                ("name", JsValue::from_f64(1.0)),
+                ("text", "x".into()),
+            ])]),
+            None,
+            "files[0].name",
         ),
-        "OptionsError",
-        "BAD_OPTIONS",
-    );
-    // Plain errors are not kvledger errors.
-    assert!(!is_kvledger_error(&js_sys::Error::new("x").into()));
-    assert!(!is_kvledger_error(&JsValue::from_str("ReadError")));
+        (
+            files(vec![obj(&[
+                ("name", TIMESLICES_NAME.into()),
+                ("text", TIMESLICES.into()),
+                ("bytes", Uint8Array::from(&b"{}"[..]).into()),
+            ])]),
+            None,
+            "files[0]",
+        ),
+        (
+            files(vec![obj(&[("name", TIMESLICES_NAME.into())])]),
+            None,
+            "files[0]",
+        ),
+        (
+            files(vec![
+                good(),
+                obj(&[
+                    ("name", "x".into()),
+                    ("text", "{}".into()),
+                    ("path", "x".into()),
+                ]),
+            ]),
+            None,
+            "files[1].path",
+        ),
+        (
+            files(vec![obj(&[("name", "x".into()), ("bytes", "text".into())])]),
+            None,
+            "files[0].bytes",
+        ),
+        (
+            files(vec![good()]),
+            Some(r#"{"bogus": true}"#),
+            "options.bogus",
+        ),
+        (
+            files(vec![good()]),
+            Some(r#"{"familyPrefixes": ["vllm:"]}"#),
+            "options.familyPrefixes",
+        ),
+        (
+            files(vec![good()]),
+            Some(r#"{"families": "vllm:"}"#),
+            "options.families",
+        ),
+        (
+            files(vec![good()]),
+            Some(r#"{"launch_json": "{}", "launch_env": {"FRAMEWORK": "vllm"}}"#),
+            "options.launch_json",
+        ),
+    ];
+    for (i, (files, options, path)) in cases.into_iter().enumerate() {
+        let err = error(
+            inspect_run_raw(files, options.map(str::to_string)),
+            "BAD_OPTIONS",
+        );
+        assert_eq!(err["json_path"], path, "case {i}: {err}");
+        assert!(err.get("file").is_none(), "case {i}: {err}");
+    }
 }
 
-/// serde's `deny_unknown_fields` is not enough here: serde-wasm-bindgen reads only the
-/// fields it knows from a JS object, so unknown keys must be checked at the boundary.
 #[wasm_bindgen_test]
-fn unknown_keys_are_options_errors() {
-    let good = || text_file(TIMESLICES_NAME, TIMESLICES);
-    // Unknown option key.
-    expect_error(
-        inspect(vec![good()], Some(obj(&[("bogus", JsValue::TRUE)]))),
-        "OptionsError",
+fn unknown_policy_fields_are_refused_by_path() {
+    let err = error(
+        account_run_raw(
+            files(vec![text_file(TIMESLICES_NAME, TIMESLICES)]),
+            Some(r#"{"policy": {"maxRateWidth": 0.01}}"#.into()),
+        ),
         "BAD_OPTIONS",
     );
-    // Unknown key in a file entry.
-    let extra = obj(&[
-        ("name", TIMESLICES_NAME.into()),
-        ("text", TIMESLICES.into()),
-        ("path", "x".into()),
-    ]);
-    expect_error(inspect(vec![extra], None), "OptionsError", "BAD_OPTIONS");
+    assert_eq!(err["json_path"], "options.policy.maxRateWidth");
+    let message = err["message"].as_str().unwrap();
+    assert!(message.contains("max_rate_width"), "{message}");
 }
 
 #[wasm_bindgen_test]
 fn bad_launch_env_is_launch_value() {
-    let env = obj(&[("DISAGG", "maybe".into())]);
-    expect_error(
+    error(
         inspect(
             vec![text_file(TIMESLICES_NAME, TIMESLICES)],
-            Some(obj(&[("launchEnv", env)])),
+            Some(r#"{"launch_env": {"DISAGG": "maybe"}}"#),
         ),
-        "ReadError",
         "LAUNCH_VALUE",
     );
 }
@@ -270,26 +248,57 @@ fn bad_launch_env_is_launch_value() {
 #[wasm_bindgen_test]
 fn many_bad_calls_do_not_poison_the_module() {
     for i in 0..200 {
-        let result = match i % 4 {
+        let envelope = match i % 4 {
             0 => inspect(vec![text_file(TIMESLICES_NAME, "{ not json")], None),
             1 => inspect(vec![text_file("junk.bin", "\u{1}\u{2}")], None),
             2 => inspect(vec![obj(&[("name", TIMESLICES_NAME.into())])], None),
             _ => inspect(vec![JsValue::from_f64(42.0)], None),
         };
-        assert!(result.is_err(), "bad call {i} succeeded");
+        assert!(
+            envelope.starts_with("{\"error\":"),
+            "bad call {i}: {envelope}"
+        );
     }
-    let result = inspect(vec![text_file(TIMESLICES_NAME, TIMESLICES)], None).unwrap();
-    let ep = Array::from(&get(&result, "endpoints")).get(0);
-    assert!(Object::is(
-        &get(&ep, "lastFetchNs"),
-        &literal_bigint(TIMESLICES, "last_fetch_ns")
+    let r = ok(inspect(vec![text_file(TIMESLICES_NAME, TIMESLICES)], None));
+    assert_eq!(
+        r["endpoints"][0]["last_fetch_ns"],
+        Value::String(literal(TIMESLICES, "last_fetch_ns"))
+    );
+}
+
+#[wasm_bindgen_test]
+fn pricing_takes_named_arguments_and_an_accounting_result() {
+    let priced = ok(price_point_raw(
+        r#"{"point": {"row": {"isl": 1024, "osl": 1024, "metrics": {"tput_per_gpu": 2000, "input_tput_per_gpu": 1600, "output_tput_per_gpu": 400}}}}"#,
     ));
-    assert_eq!(contract_version(), "kvledger/1");
+    assert!((priced["revenue_per_gpu_hour"].as_f64().unwrap() - 7.2).abs() < 1e-9);
+    let err = error(
+        price_point_raw(r#"{"point": {"row": {}}, "options": {"rateCard": {}}}"#),
+        "BAD_OPTIONS",
+    );
+    assert_eq!(err["json_path"], "options.rateCard");
+    let err = error(price_point_raw(r#"{"options": {}}"#), "BAD_OPTIONS");
+    assert!(
+        err["message"].as_str().unwrap().contains("`point`"),
+        "{err}"
+    );
+
+    let accounting = ok(account_run_raw(
+        files(vec![text_file(TIMESLICES_NAME, TIMESLICES)]),
+        None,
+    ));
+    let observation = ok(cache_observation_raw(
+        &serde_json::json!({ "accounting": accounting }).to_string(),
+    ));
+    assert_eq!(
+        observation["status"],
+        accounting["cache_validity"]["status"]
+    );
 }
 
 /// A dropped sweep folder: names are relative paths (`tests/fixtures/sweep`, one run broken).
-fn sweep_files() -> Vec<(&'static str, JsValue)> {
-    let text = |name: &'static str, t: &'static str| (name, text_file(name, t));
+fn sweep_files() -> Vec<JsValue> {
+    let text = |name: &str, t: &str| text_file(name, t);
     let png =
         Uint8Array::from(&include_bytes!("fixtures/aiperf-folder/plots/ttft_over_time.png")[..]);
     vec![
@@ -311,13 +320,10 @@ fn sweep_files() -> Vec<(&'static str, JsValue)> {
             "conc8/profile_export_aiperf.csv",
             include_str!("fixtures/aiperf-folder/profile_export_aiperf.csv"),
         ),
-        (
-            "conc8/plots/ttft.png",
-            obj(&[
-                ("name", "conc8/plots/ttft.png".into()),
-                ("bytes", png.into()),
-            ]),
-        ),
+        obj(&[
+            ("name", "conc8/plots/ttft.png".into()),
+            ("bytes", png.into()),
+        ]),
         text(
             "profile_runs/launch.json",
             include_str!("fixtures/sweep/profile_runs/launch.json"),
@@ -341,106 +347,70 @@ fn sweep_files() -> Vec<(&'static str, JsValue)> {
     ]
 }
 
-fn account_runs(files: Vec<JsValue>, options: Option<JsValue>) -> Result<JsValue, JsValue> {
-    let files: Vec<Ts<RunFileInput>> = files.into_iter().map(Ts::new_unchecked).collect();
-    let options: Option<Ts<AccountOptions>> = options.map(Ts::new_unchecked);
-    account_runs_js(files, options).map(JsValue::from)
-}
-
-fn inspect_runs(files: Vec<JsValue>) -> Result<JsValue, JsValue> {
-    let files: Vec<Ts<RunFileInput>> = files.into_iter().map(Ts::new_unchecked).collect();
-    inspect_runs_js(files, None).map(JsValue::from)
-}
-
-fn stringify(v: &JsValue) -> String {
-    // Plain JSON.stringify refuses bigints: spell them as decimal strings for the comparison.
-    let replacer =
-        js_sys::Function::new_with_args("k, v", "return typeof v === 'bigint' ? v.toString() : v");
-    js_sys::JSON::stringify_with_replacer(v, &replacer)
-        .unwrap()
-        .as_string()
-        .unwrap()
-}
-
 #[wasm_bindgen_test]
 fn account_runs_groups_a_dropped_sweep_and_reports_the_broken_run_in_place() {
-    let files: Vec<JsValue> = sweep_files().into_iter().map(|(_, f)| f).collect();
-    let out = account_runs(files.clone(), None).expect("a sweep is never thrown");
-    let runs = Array::from(&out);
-    let names: Vec<String> = runs
+    let out = account_runs_raw(files(sweep_files()), None);
+    let runs = ok(out.clone());
+    let names: Vec<&str> = runs
+        .as_array()
+        .unwrap()
         .iter()
-        .map(|r| get(&r, "run").as_string().unwrap())
+        .map(|r| r["run"].as_str().unwrap())
         .collect();
     assert_eq!(
         names,
         ["conc8", "profile_runs/run_0001", "profile_runs/run_0002"]
     );
-    let conc8 = get(&runs.get(0), "result");
-    let validity = get(&conc8, "cache_validity");
-    assert!(validity.is_object(), "conc8 accounted");
     // conc8's own launch.json (nearest) names its endpoint.
-    let unified = Array::from(&get(&get(&validity, "roles"), "unified"));
     assert_eq!(
-        unified.get(0).as_string().as_deref(),
-        Some("http://localhost:8894/metrics")
+        runs[0]["result"]["cache_validity"]["roles"]["unified"][0],
+        "http://localhost:8894/metrics"
     );
-    assert!(!has(&runs.get(0), "error"));
-    assert!(get(&get(&runs.get(1), "result"), "cache_validity").is_object());
-    let broken = runs.get(2);
-    assert!(!has(&broken, "result"));
-    let err = get(&broken, "error");
+    assert!(runs[0].get("error").is_none());
+    assert!(runs[1]["result"]["cache_validity"].is_object());
+    let err = &runs[2]["error"];
+    assert!(runs[2].get("result").is_none());
+    assert_eq!(err["code"], "JSON_SYNTAX");
     assert_eq!(
-        get(&err, "code").as_string().as_deref(),
-        Some("JSON_SYNTAX")
+        err["file"],
+        "profile_runs/run_0002/server_metrics_export.json"
     );
-    assert_eq!(
-        get(&err, "file").as_string().as_deref(),
-        Some("profile_runs/run_0002/server_metrics_export.json")
-    );
-    assert!(get(&err, "line").as_f64().is_some());
-    assert!(!get(&err, "message")
-        .as_string()
-        .unwrap_or_default()
-        .is_empty());
+    assert!(err["line"].as_u64().is_some());
 
-    // Whatever order the files are dropped in, the same result.
-    let mut reversed = files.clone();
+    // Whatever order the files are dropped in, the same bytes.
+    let mut reversed = sweep_files();
     reversed.reverse();
-    let again = account_runs(reversed, None).unwrap();
-    assert_eq!(stringify(&again), stringify(&out));
+    assert_eq!(account_runs_raw(files(reversed), None), out);
 
     // The same path twice is a malformed call.
-    let mut twice = files;
+    let mut twice = sweep_files();
     twice.push(text_file("./conc8//launch.json", "{}"));
-    expect_error(account_runs(twice, None), "OptionsError", "BAD_OPTIONS");
+    let err = error(account_runs_raw(files(twice), None), "BAD_OPTIONS");
+    assert_eq!(err["json_path"], "files[12].name");
 }
 
 #[wasm_bindgen_test]
 fn inspect_runs_lists_ignored_files_in_their_run() {
-    let files: Vec<JsValue> = sweep_files().into_iter().map(|(_, f)| f).collect();
-    let runs = Array::from(&inspect_runs(files).unwrap());
-    assert_eq!(runs.length(), 3);
-    let conc8 = get(&runs.get(0), "result");
-    let ignored: Vec<(String, String)> = Array::from(&get(&conc8, "ignored"))
+    let runs = ok(inspect_runs_raw(files(sweep_files()), None));
+    let conc8 = &runs[0]["result"];
+    let ignored: Vec<(&str, &str)> = conc8["ignored"]
+        .as_array()
+        .unwrap()
         .iter()
-        .map(|i| {
-            (
-                get(&i, "name").as_string().unwrap(),
-                get(&i, "reason").as_string().unwrap(),
-            )
-        })
+        .map(|i| (i["name"].as_str().unwrap(), i["reason"].as_str().unwrap()))
         .collect();
-    let names: Vec<&str> = ignored.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
-        names,
-        ["conc8/plots/ttft.png", "conc8/profile_export_aiperf.csv"]
+        ignored,
+        [
+            ("conc8/plots/ttft.png", ignored[0].1),
+            (
+                "conc8/profile_export_aiperf.csv",
+                "run summary as CSV: the JSON one is read"
+            )
+        ]
     );
-    assert_eq!(ignored[1].1, "run summary as CSV: the JSON one is read");
-    let ids = get(&conc8, "benchmarkIds");
     assert_eq!(
-        get(&ids, "conc8/profile_export_aiperf.json")
-            .as_string()
-            .as_deref(),
-        Some("882d2371-6690-41d8-94d6-8e3ccc626557")
+        conc8["benchmark_ids"]["conc8/profile_export_aiperf.json"],
+        "882d2371-6690-41d8-94d6-8e3ccc626557"
     );
 }

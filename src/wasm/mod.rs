@@ -1,293 +1,277 @@
-//! The npm package's API. Bindings only: convert JS values to core types and back, map core
-//! errors to JS `Error`s with a stable `name` and `code`. No logic lives here.
+//! The npm package's raw exports. They are not the public API: `js/api.js` wraps each one,
+//! and the public signatures are hand-written in `js/api.d.ts` (the types of results and
+//! inputs come from the tsify derives of the core types).
 //!
-//! Conventions at the boundary:
-//! - epoch-ns and other 64-bit integers are `bigint` both ways (they exceed 2^53);
-//! - absent optional outputs are omitted (`undefined`); the `legacy` block of `accountRun`
-//!   alone uses `null`, as the dashboard's stored keys do;
-//! - errors are thrown as `Error` with `name` (`"ReadError"` for input that cannot be read,
-//!   `"OptionsError"` for a bad call) and `code` (see `ErrorCode` in the d.ts).
+//! The boundary has one shape: every argument but the files' contents arrives as JSON (the
+//! wrapper turns bigints into decimal strings), and every result leaves as the JSON text of
+//! an envelope, `{"ok": <result>}` or `{"error": {code, message, file?, line?, column?,
+//! byte_offset?, json_path?}}`, made by `serde_json` from the core types. So the JS objects
+//! are exactly the CLI's `--json` payload, and nothing here throws: a failure is data the
+//! wrapper turns into a `KvledgerError`.
 
 pub mod pricing;
 
-use crate::account::{account_run, Accounting, Policy};
-use crate::error::{ErrorCode, ErrorReport, ReadError};
-use crate::inspect::{inspect_run, RunInspection, CONTRACT_VERSION};
-use crate::read::{
-    discover::{read_runs, RunRead},
-    launch::{launch_from_env, read_launch_json},
-    read_run, CaptureMeta, FamilyFilter, InputFile, RunOptions,
+use crate::account::{account_run, families_read};
+use crate::error::{ErrorCode, ReadError, RunOutcome};
+use crate::inspect::{inspect_run, CONTRACT_VERSION};
+use crate::options::{
+    from_json, AccountOptions, CallError, InspectOptions, OptionsError, RunFileInput,
 };
-use serde::de::{Deserializer, Visitor};
-use serde::Deserialize;
-use std::collections::BTreeMap;
-use tsify::{Ts, Tsify};
+use crate::read::discover::{normalise_path, read_runs};
+use crate::read::{read_run, FamilyFilter, InputFile, Run, RunOptions};
+use js_sys::{Array, ArrayBuffer, Object, Reflect, Uint8Array};
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(typescript_custom_section)]
-const TS_ERRORS: &'static str = r#"
-/** The `name` of every error kvledger throws. */
-export type KvledgerErrorName = "ReadError" | "OptionsError";
-
-/** An error thrown by kvledger. Switch on `code`; `message` is for people. */
-export interface KvledgerError extends Error {
-    name: KvledgerErrorName;
-    code: ErrorCode;
-    /** The input file concerned (ReadError). */
-    file?: string;
-    /** Where in the file (ReadError). */
-    position?: Position;
-}
-
-/** True when `value` is an error thrown by kvledger. */
-export function isKvledgerError(value: unknown): value is KvledgerError;
+const TS_WIRE: &'static str = r#"
+/** Epoch nanoseconds (UTC) as a decimal string: exact, unlike a number above 2^53.
+ * Compare or subtract them as `BigInt(value)`. */
+export type EpochNs = string;
 "#;
 
-/// Bytes given as a `Uint8Array` (or `ArrayBuffer` / number array).
-#[derive(Debug, Default)]
-struct Bytes(Vec<u8>);
-
-impl<'de> Deserialize<'de> for Bytes {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Bytes;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a Uint8Array")
-            }
-            fn visit_byte_buf<E>(self, v: Vec<u8>) -> Result<Bytes, E> {
-                Ok(Bytes(v))
-            }
-            fn visit_bytes<E>(self, v: &[u8]) -> Result<Bytes, E> {
-                Ok(Bytes(v.to_vec()))
-            }
-        }
-        d.deserialize_byte_buf(V)
-    }
+/// The error half of the envelope. `code` is a string: besides `ErrorCode`, the envelope
+/// can say `INTERNAL` (a result that could not be serialised).
+#[derive(Serialize)]
+struct ErrorOut<'a> {
+    code: &'a str,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    byte_offset: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    json_path: Option<&'a str>,
 }
 
-/// One artifact of a run: its file name (used to recognise the format) and its content,
-/// as `text` or as `bytes` (exactly one).
-#[derive(Tsify, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RunFileInput {
-    pub name: String,
-    #[tsify(optional)]
-    #[serde(default)]
-    pub text: Option<String>,
-    #[tsify(optional, type = "Uint8Array")]
-    #[serde(default)]
-    bytes: Option<Bytes>,
-}
-
-/// Where and when a Prometheus text capture was taken.
-#[derive(Tsify, Deserialize)]
-#[tsify(large_number_types_as_bigints)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CaptureInput {
-    #[tsify(optional)]
-    #[serde(default)]
-    pub endpoint_url: Option<String>,
-    #[tsify(optional)]
-    #[serde(default)]
-    pub timestamp_ns: Option<u64>,
-}
-
-/// Options of `accountRun`: those of `inspectRun` plus the accounting policy.
-#[derive(Tsify, Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-pub struct AccountOptions {
-    #[serde(flatten)]
-    pub run: InspectOptions,
-    /// Tolerances (CONTRACT section 10); absent fields take their defaults.
-    #[tsify(optional)]
-    #[serde(default)]
-    pub policy: Option<Policy>,
-}
-
-/// Options of `inspectRun`. Every field is optional.
-#[derive(Tsify, Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct InspectOptions {
-    /// Keep only these metric families (any alias spelling); default: all.
-    #[tsify(optional)]
-    #[serde(default)]
-    pub families: Option<Vec<String>>,
-    /// Also keep families whose name starts with one of these prefixes (e.g. `"vllm:"`).
-    #[tsify(optional)]
-    #[serde(default)]
-    pub family_prefixes: Option<Vec<String>>,
-    /// Capture metadata by file name, for Prometheus text captures.
-    #[tsify(optional, type = "Record<string, CaptureInput>")]
-    #[serde(default)]
-    pub captures: Option<BTreeMap<String, CaptureInput>>,
-    /// Launch facts as JSON text (the same format as a `launch.json` file).
-    #[tsify(optional)]
-    #[serde(default)]
-    pub launch_json: Option<String>,
-    /// Launch facts as the launcher's environment variables (`FRAMEWORK`, `DISAGG`, ...).
-    #[tsify(optional, type = "Record<string, string>")]
-    #[serde(default)]
-    pub launch_env: Option<BTreeMap<String, String>>,
-}
-
-fn set(obj: &JsValue, key: &str, value: &JsValue) {
-    // Reflect::set only fails on frozen objects or proxies; a fresh Error is neither.
-    let _ = js_sys::Reflect::set(obj, &JsValue::from_str(key), value);
-}
-
-fn js_error(name: &str, code: ErrorCode, message: &str) -> js_sys::Error {
-    let err = js_sys::Error::new(message);
-    err.set_name(name);
-    set(&err, "code", &JsValue::from_str(code.as_str()));
-    err
-}
-
-fn read_error(e: &ReadError) -> JsValue {
-    let err = js_error("ReadError", e.code, &e.to_string());
-    set(&err, "file", &JsValue::from_str(&e.file));
-    let position = serde_wasm_bindgen::to_value(&e.position).unwrap_or(JsValue::UNDEFINED);
-    set(&err, "position", &position);
-    err.into()
-}
-
-fn options_error(message: impl AsRef<str>) -> JsValue {
-    js_error("OptionsError", ErrorCode::BadOptions, message.as_ref()).into()
-}
-
-fn output_error(e: impl std::fmt::Display) -> JsValue {
-    js_error(
-        "OptionsError",
-        ErrorCode::BadOptions,
-        &format!("result could not be converted: {e}"),
-    )
-    .into()
-}
-
-/// serde-wasm-bindgen reads only the fields it knows, so `deny_unknown_fields` cannot see a
-/// misspelt option: compare the object's own keys with the allowed ones first.
-pub(crate) fn reject_unknown_keys(
-    value: &JsValue,
-    allowed: &[&str],
-    what: &str,
-) -> Result<(), JsValue> {
-    if !value.is_object() {
-        return Ok(());
-    }
-    let keys = js_sys::Object::keys(value.unchecked_ref::<js_sys::Object>());
-    for k in keys.iter() {
-        let key = k.as_string().unwrap_or_default();
-        if !allowed.contains(&key.as_str()) {
-            return Err(options_error(format!(
-                "{what}: unknown field `{key}` (expected one of: {})",
-                allowed.join(", ")
-            )));
+impl<'a> ErrorOut<'a> {
+    fn read(e: &'a ReadError) -> Self {
+        ErrorOut {
+            code: e.code.as_str(),
+            message: e.to_string(),
+            file: Some(&e.file),
+            line: e.position.line,
+            column: e.position.column,
+            byte_offset: e.position.byte_offset,
+            json_path: e.position.json_path.as_deref(),
         }
     }
-    Ok(())
-}
 
-const INSPECT_OPTION_KEYS: [&str; 5] = [
-    "families",
-    "familyPrefixes",
-    "captures",
-    "launchJson",
-    "launchEnv",
-];
-const FILE_KEYS: [&str; 3] = ["name", "text", "bytes"];
-const CAPTURE_KEYS: [&str; 2] = ["endpointUrl", "timestampNs"];
-
-/// Check an options object's keys (and its captures' keys) before deserialising it.
-fn check_option_keys(v: &JsValue, allowed: &[&str]) -> Result<(), JsValue> {
-    reject_unknown_keys(v, allowed, "options")?;
-    if let Ok(caps) = js_sys::Reflect::get(v, &JsValue::from_str("captures")) {
-        if caps.is_object() {
-            let entries = js_sys::Object::values(caps.unchecked_ref::<js_sys::Object>());
-            for c in entries.iter() {
-                reject_unknown_keys(&c, &CAPTURE_KEYS, "options.captures")?;
-            }
+    fn options(e: &'a OptionsError) -> Self {
+        ErrorOut {
+            code: ErrorCode::BadOptions.as_str(),
+            message: e.to_string(),
+            file: None,
+            line: None,
+            column: None,
+            byte_offset: None,
+            json_path: Some(e.path.as_str()).filter(|p| !p.is_empty()),
         }
     }
-    Ok(())
 }
 
-fn run_options(
-    opts: InspectOptions,
-    default_families: FamilyFilter,
-) -> Result<RunOptions, JsValue> {
-    let mut families = match &opts.families {
-        Some(names) => FamilyFilter::only(names),
-        None => default_families,
-    };
-    if let Some(prefixes) = &opts.family_prefixes {
-        families = families.with_prefixes(prefixes);
-    }
-    let captures = opts
-        .captures
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(k, v)| {
-            (
-                k,
-                CaptureMeta {
-                    endpoint_url: v.endpoint_url,
-                    timestamp_ns: v.timestamp_ns,
-                },
-            )
+/// `{"error": ...}`. Serialising these plain fields cannot fail; the fallback keeps the
+/// promise that nothing here panics.
+fn error_envelope(e: &ErrorOut<'_>) -> String {
+    serde_json::to_string(e)
+        .map(|json| format!("{{\"error\":{json}}}"))
+        .unwrap_or_else(|_| {
+            r#"{"error":{"code":"INTERNAL","message":"an error could not be serialised"}}"#.into()
         })
-        .collect();
-    let launch = match (&opts.launch_json, &opts.launch_env) {
-        (Some(_), Some(_)) => {
-            return Err(options_error("give launchJson or launchEnv, not both"));
-        }
-        (Some(text), None) => {
-            Some(read_launch_json("launchJson", text).map_err(|e| read_error(&e))?)
-        }
-        (None, Some(env)) => Some(
-            launch_from_env(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-                .map_err(|e| read_error(&e))?,
-        ),
-        (None, None) => None,
-    };
-    Ok(RunOptions {
-        families,
-        captures,
-        launch,
-    })
 }
 
-struct OwnedFile {
+/// The envelope of a call's outcome.
+pub(crate) fn reply<T: Serialize>(outcome: Result<T, CallError>) -> String {
+    match outcome {
+        Ok(value) => match serde_json::to_string(&value) {
+            Ok(json) => format!("{{\"ok\":{json}}}"),
+            Err(e) => error_envelope(&ErrorOut {
+                code: "INTERNAL",
+                message: format!("the result could not be serialised: {e}"),
+                file: None,
+                line: None,
+                column: None,
+                byte_offset: None,
+                json_path: None,
+            }),
+        },
+        Err(CallError::Read(e)) => error_envelope(&ErrorOut::read(&e)),
+        Err(CallError::Options(e)) => error_envelope(&ErrorOut::options(&e)),
+    }
+}
+
+/// Options argument `arg` of a call: absent (`undefined` / `null`) takes the defaults.
+pub(crate) fn options_arg<T>(arg: &str, json: Option<String>) -> Result<T, OptionsError>
+where
+    T: serde::de::DeserializeOwned + Default,
+{
+    match json.as_deref() {
+        None | Some("null") => Ok(T::default()),
+        Some(text) => from_json(arg, text),
+    }
+}
+
+/// What a JS value is, for messages ("got null").
+fn describe(v: &JsValue) -> &'static str {
+    if v.is_null() {
+        "null"
+    } else if v.is_undefined() {
+        "undefined"
+    } else if Array::is_array(v) {
+        "an array"
+    } else if v.is_string() {
+        "a string"
+    } else if v.as_f64().is_some() {
+        "a number"
+    } else if v.is_bigint() {
+        "a bigint"
+    } else if v.is_function() {
+        "a function"
+    } else if v.as_bool().is_some() {
+        "a boolean"
+    } else if v.is_object() {
+        "an object"
+    } else {
+        "a symbol"
+    }
+}
+
+const FILE_FIELDS: [&str; 3] = ["name", "text", "bytes"];
+
+/// Field `key` of a file object; a getter that throws is a malformed call, not a crash.
+fn field(file: &JsValue, key: &str, at: &str) -> Result<JsValue, OptionsError> {
+    Reflect::get(file, &JsValue::from_str(key))
+        .map_err(|_| OptionsError::new(format!("{at}.{key}"), "reading the field threw"))
+}
+
+/// Bytes of a `Uint8Array`, any other typed-array view or an `ArrayBuffer` (one copy, into
+/// wasm memory); `None` for anything else.
+fn bytes_of(v: &JsValue) -> Option<Vec<u8>> {
+    if let Some(u8s) = v.dyn_ref::<Uint8Array>() {
+        return Some(u8s.to_vec());
+    }
+    if let Some(buf) = v.dyn_ref::<ArrayBuffer>() {
+        return Some(Uint8Array::new(buf).to_vec());
+    }
+    if ArrayBuffer::is_view(v) {
+        let buffer = Reflect::get(v, &"buffer".into()).ok()?;
+        let offset = Reflect::get(v, &"byteOffset".into()).ok()?.as_f64()?;
+        let length = Reflect::get(v, &"byteLength".into()).ok()?.as_f64()?;
+        let view =
+            Uint8Array::new_with_byte_offset_and_length(&buffer, offset as u32, length as u32);
+        return Some(view.to_vec());
+    }
+    None
+}
+
+/// One element of the files array, checked as serde would check `RunFileInput` (unknown
+/// fields by name, types), read field by field so the contents never go through JSON.
+fn file_input(file: &JsValue, at: &str) -> Result<RunFileInput, OptionsError> {
+    if !file.is_object() || Array::is_array(file) || file.is_function() {
+        return Err(OptionsError::new(
+            at,
+            format!(
+                "expected a file {{name, text | bytes}}, got {}",
+                describe(file)
+            ),
+        ));
+    }
+    for key in Object::keys(file.unchecked_ref::<Object>()).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !FILE_FIELDS.contains(&key.as_str()) {
+            return Err(OptionsError::new(
+                format!("{at}.{key}"),
+                format!("unknown field `{key}`, expected one of `name`, `text`, `bytes`"),
+            ));
+        }
+    }
+    let name = field(file, "name", at)?;
+    let name = match name.as_string() {
+        Some(n) => n,
+        None if name.is_undefined() => {
+            return Err(OptionsError::new(at, "missing field `name`"));
+        }
+        None => {
+            return Err(OptionsError::new(
+                format!("{at}.name"),
+                format!("expected a string, got {}", describe(&name)),
+            ))
+        }
+    };
+    let text = field(file, "text", at)?;
+    let text = match text.as_string() {
+        Some(t) => Some(t),
+        None if text.is_undefined() => None,
+        None => {
+            return Err(OptionsError::new(
+                format!("{at}.text"),
+                format!("expected a string, got {}", describe(&text)),
+            ))
+        }
+    };
+    let bytes = field(file, "bytes", at)?;
+    let bytes = match bytes_of(&bytes) {
+        Some(b) => Some(b),
+        None if bytes.is_undefined() => None,
+        None => {
+            return Err(OptionsError::new(
+                format!("{at}.bytes"),
+                format!(
+                    "expected a Uint8Array or an ArrayBuffer, got {}",
+                    describe(&bytes)
+                ),
+            ))
+        }
+    };
+    Ok(RunFileInput { name, text, bytes })
+}
+
+/// A file's name and content.
+pub(crate) struct OwnedFile {
     name: String,
     content: Vec<u8>,
 }
 
-fn owned_files(files: Vec<Ts<RunFileInput>>) -> Result<Vec<OwnedFile>, JsValue> {
-    let mut out = Vec::with_capacity(files.len());
-    for (i, f) in files.into_iter().enumerate() {
-        reject_unknown_keys(&f.js_value(), &FILE_KEYS, &format!("files[{i}]"))?;
-        let f = f
-            .to_rust()
-            .map_err(|e| options_error(format!("files[{i}]: {e}")))?;
-        let content = match (f.text, f.bytes) {
-            (Some(t), None) => t.into_bytes(),
-            (None, Some(b)) => b.0,
-            _ => {
-                return Err(options_error(format!(
-                    "files[{i}] ({}): give exactly one of `text` or `bytes`",
-                    f.name
-                )))
-            }
-        };
-        out.push(OwnedFile {
-            name: f.name,
-            content,
-        });
+/// The `files` argument: an array of `{name, text | bytes}`.
+fn files_arg(files: &JsValue) -> Result<Vec<OwnedFile>, OptionsError> {
+    let Some(array) = files.dyn_ref::<Array>() else {
+        return Err(OptionsError::new(
+            "files",
+            format!(
+                "expected an array of files {{name, text | bytes}}, got {}",
+                describe(files)
+            ),
+        ));
+    };
+    let mut out = Vec::with_capacity(array.length() as usize);
+    for (i, file) in array.iter().enumerate() {
+        let at = format!("files[{i}]");
+        let (name, content) = file_input(&file, &at)?.into_content(&at)?;
+        out.push(OwnedFile { name, content });
     }
     Ok(out)
 }
 
-/// The owned files as reader inputs.
+/// Files of a dropped folder: names are relative paths, each path once.
+fn sweep_files_arg(files: &JsValue) -> Result<Vec<OwnedFile>, OptionsError> {
+    let owned = files_arg(files)?;
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, f) in owned.iter().enumerate() {
+        if !seen.insert(normalise_path(&f.name)) {
+            return Err(OptionsError::new(
+                format!("files[{i}].name"),
+                format!("`{}` is given twice (names are relative paths)", f.name),
+            ));
+        }
+    }
+    Ok(owned)
+}
+
 fn inputs_of(owned: &[OwnedFile]) -> Vec<InputFile<'_>> {
     owned
         .iter()
@@ -295,191 +279,81 @@ fn inputs_of(owned: &[OwnedFile]) -> Vec<InputFile<'_>> {
         .collect()
 }
 
-/// Options of `inspectRun` / `inspectRuns`, checked and converted.
-fn inspect_options(options: Option<Ts<InspectOptions>>) -> Result<RunOptions, JsValue> {
-    let opts = match options {
-        Some(o) => {
-            check_option_keys(&o.js_value(), &INSPECT_OPTION_KEYS)?;
-            o.to_rust()
-                .map_err(|e| options_error(format!("bad options: {e}")))?
-        }
-        None => InspectOptions::default(),
-    };
-    run_options(opts, FamilyFilter::all())
+fn inspect_options(json: Option<String>) -> Result<RunOptions, CallError> {
+    let opts: InspectOptions = options_arg("options", json)?;
+    opts.into_run_options(FamilyFilter::all())
 }
 
-/// Read one run's artifacts and describe what they contain: endpoints (families and series
-/// per endpoint), phases and window candidates, schema versions, and which evidence exists.
-///
-/// Throws a `ReadError` (with `code`, `file`, `position`) when a file cannot be read and an
-/// `OptionsError` (code `BAD_OPTIONS`) when the call itself is malformed.
-#[wasm_bindgen(js_name = inspectRun)]
-pub fn inspect_run_js(
-    files: Vec<Ts<RunFileInput>>,
-    options: Option<Ts<InspectOptions>>,
-) -> Result<Ts<RunInspection>, JsValue> {
-    let options = inspect_options(options)?;
-    let owned = owned_files(files)?;
-    let inputs = inputs_of(&owned);
-    let run = read_run(&inputs, &options).map_err(|e| read_error(&e))?;
-    inspect_run(&run).into_ts().map_err(output_error)
+fn account_options(
+    json: Option<String>,
+) -> Result<(RunOptions, crate::account::Policy), CallError> {
+    let opts: AccountOptions = options_arg("options", json)?;
+    let (run, policy) = opts.split()?;
+    Ok((run.into_run_options(families_read())?, policy))
 }
 
-/// Account one run (CONTRACT sections 2–7): the verdict (`cacheValidity`), tier rates with
-/// bounds, per-role counters, per-endpoint sources, token totals, KV cache, offload, the
-/// theoretical hit rate and the dashboard's `legacy` keys. A verdict is data: an ineligible
-/// run is returned, not thrown. Throws only for input that cannot be read (`ReadError`) or a
-/// malformed call (`OptionsError`).
-#[wasm_bindgen(js_name = accountRun)]
-pub fn account_run_js(
-    files: Vec<Ts<RunFileInput>>,
-    options: Option<Ts<AccountOptions>>,
-) -> Result<Ts<Accounting>, JsValue> {
-    let (options, policy) = account_options(options)?;
-    let owned = owned_files(files)?;
-    let inputs = inputs_of(&owned);
-    let run = read_run(&inputs, &options).map_err(|e| read_error(&e))?;
-    account_run(&run, &policy).into_ts().map_err(output_error)
+/// One run: read it and compute `result` of it.
+fn one_run<T>(
+    files: &JsValue,
+    options: &RunOptions,
+    result: impl Fn(&Run) -> T,
+) -> Result<T, CallError> {
+    let owned = files_arg(files)?;
+    let run = read_run(&inputs_of(&owned), options)?;
+    Ok(result(&run))
 }
 
-/// Options of `accountRun` / `accountRuns`, checked and converted.
-fn account_options(options: Option<Ts<AccountOptions>>) -> Result<(RunOptions, Policy), JsValue> {
-    let opts = match options {
-        Some(o) => {
-            let mut allowed = INSPECT_OPTION_KEYS.to_vec();
-            allowed.push("policy");
-            check_option_keys(&o.js_value(), &allowed)?;
-            o.to_rust()
-                .map_err(|e| options_error(format!("bad options: {e}")))?
-        }
-        None => AccountOptions::default(),
-    };
-    let policy = opts.policy.unwrap_or_default();
-    policy
-        .validate("options.policy")
-        .map_err(|e| options_error(e.message))?;
-    let options = run_options(opts.run, crate::account::families_read())?;
-    Ok((options, policy))
+/// Every run among `files`, each `{run, result}` or `{run, error}`.
+fn many_runs<T>(
+    files: &JsValue,
+    options: &RunOptions,
+    result: impl Fn(&Run) -> T,
+) -> Result<Vec<RunOutcome<T>>, CallError> {
+    let owned = sweep_files_arg(files)?;
+    let (runs, _) = read_runs(&inputs_of(&owned), options);
+    Ok(runs
+        .into_iter()
+        .map(|r| RunOutcome::new(r.run, r.result.as_ref().map(&result)))
+        .collect())
 }
 
-/// Files whose names are relative paths, each name once.
-fn sweep_files(files: Vec<Ts<RunFileInput>>) -> Result<Vec<OwnedFile>, JsValue> {
-    let owned = owned_files(files)?;
-    let mut seen = std::collections::BTreeSet::new();
-    for f in &owned {
-        if !seen.insert(crate::read::discover::normalise_path(&f.name)) {
-            return Err(options_error(format!(
-                "files: `{}` is given twice (names are relative paths)",
-                f.name
-            )));
-        }
-    }
-    Ok(owned)
+#[wasm_bindgen(js_name = inspectRun, skip_typescript)]
+pub fn inspect_run_raw(files: JsValue, options: Option<String>) -> String {
+    reply(inspect_options(options).and_then(|o| one_run(&files, &o, inspect_run)))
 }
 
-/// `{run, result}` or `{run, error}` for each run, in the runs' order.
-fn outcomes(
-    runs: Vec<RunRead>,
-    result: impl Fn(&crate::read::Run) -> Result<JsValue, JsValue>,
-) -> Result<js_sys::Array, JsValue> {
-    let out = js_sys::Array::new();
-    for r in runs {
-        let entry = js_sys::Object::new();
-        set(&entry, "run", &JsValue::from_str(&r.run));
-        match &r.result {
-            Ok(run) => set(&entry, "result", &result(run)?),
-            Err(e) => {
-                let report =
-                    serde_wasm_bindgen::to_value(&ErrorReport::from(e)).map_err(output_error)?;
-                set(&entry, "error", &report);
-            }
-        }
-        out.push(&entry);
-    }
-    Ok(out)
+#[wasm_bindgen(js_name = inspectRuns, skip_typescript)]
+pub fn inspect_runs_raw(files: JsValue, options: Option<String>) -> String {
+    reply(inspect_options(options).and_then(|o| many_runs(&files, &o, inspect_run)))
 }
 
-/// Account every run among `files` (a dropped folder: each `name` is the file's relative path,
-/// e.g. `conc4/aiperf_artifacts/profile_export.jsonl`). Files are grouped into runs as the CLI
-/// groups a directory (a sweep gives one run per folder; files kvledger does not read are
-/// listed as ignored in their run) and each run is accounted on its own. Returns one
-/// `{run, result}` or `{run, error}` per run, sorted by the run's folder (`"."` for the top):
-/// an unreadable run is reported in its place and never stops the others. Throws only for a
-/// malformed call (`OptionsError`). Options are those of `accountRun`, applied to every run.
-#[wasm_bindgen(
-    js_name = accountRuns,
-    unchecked_return_type = "RunOutcome<Accounting>[]"
-)]
-pub fn account_runs_js(
-    files: Vec<Ts<RunFileInput>>,
-    options: Option<Ts<AccountOptions>>,
-) -> Result<js_sys::Array, JsValue> {
-    let (options, policy) = account_options(options)?;
-    let owned = sweep_files(files)?;
-    let inputs = inputs_of(&owned);
-    let (runs, _) = read_runs(&inputs, &options);
-    outcomes(runs, |run| {
-        account_run(run, &policy)
-            .into_ts()
-            .map(JsValue::from)
-            .map_err(output_error)
-    })
+#[wasm_bindgen(js_name = accountRun, skip_typescript)]
+pub fn account_run_raw(files: JsValue, options: Option<String>) -> String {
+    reply(
+        account_options(options)
+            .and_then(|(o, policy)| one_run(&files, &o, |run| account_run(run, &policy))),
+    )
 }
 
-/// `inspectRun` for every run among `files` (grouped as `accountRuns` groups them): one
-/// `{run, result}` or `{run, error}` per run, sorted by the run's folder.
-#[wasm_bindgen(
-    js_name = inspectRuns,
-    unchecked_return_type = "RunOutcome<RunInspection>[]"
-)]
-pub fn inspect_runs_js(
-    files: Vec<Ts<RunFileInput>>,
-    options: Option<Ts<InspectOptions>>,
-) -> Result<js_sys::Array, JsValue> {
-    let options = inspect_options(options)?;
-    let owned = sweep_files(files)?;
-    let inputs = inputs_of(&owned);
-    let (runs, _) = read_runs(&inputs, &options);
-    outcomes(runs, |run| {
-        inspect_run(run)
-            .into_ts()
-            .map(JsValue::from)
-            .map_err(output_error)
-    })
+#[wasm_bindgen(js_name = accountRuns, skip_typescript)]
+pub fn account_runs_raw(files: JsValue, options: Option<String>) -> String {
+    reply(
+        account_options(options)
+            .and_then(|(o, policy)| many_runs(&files, &o, |run| account_run(run, &policy))),
+    )
 }
 
-/// The accounting contract this build implements (`"kvledger/1"`).
-#[wasm_bindgen(js_name = contractVersion)]
-pub fn contract_version() -> String {
-    CONTRACT_VERSION.to_string()
+#[wasm_bindgen(js_name = contractVersion, skip_typescript)]
+pub fn contract_version_raw() -> String {
+    reply(Ok(CONTRACT_VERSION))
 }
 
-/// The package version (the crate's version).
-#[wasm_bindgen(js_name = packageVersion)]
-pub fn package_version() -> String {
-    env!("CARGO_PKG_VERSION").to_string()
+#[wasm_bindgen(js_name = packageVersion, skip_typescript)]
+pub fn package_version_raw() -> String {
+    reply(Ok(env!("CARGO_PKG_VERSION")))
 }
 
-/// Every error code kvledger can throw, in a stable order.
-#[wasm_bindgen(js_name = errorCodes)]
-pub fn error_codes() -> Vec<Ts<ErrorCode>> {
-    ErrorCode::ALL
-        .iter()
-        .filter_map(|c| c.into_ts().ok())
-        .collect()
-}
-
-#[wasm_bindgen(js_name = isKvledgerError, skip_typescript)]
-pub fn is_kvledger_error(value: &JsValue) -> bool {
-    if !value.is_instance_of::<js_sys::Error>() {
-        return false;
-    }
-    let name = js_sys::Reflect::get(value, &JsValue::from_str("name"))
-        .ok()
-        .and_then(|v| v.as_string());
-    let code = js_sys::Reflect::get(value, &JsValue::from_str("code"))
-        .ok()
-        .and_then(|v| v.as_string());
-    matches!(name.as_deref(), Some("ReadError" | "OptionsError"))
-        && code.is_some_and(|c| ErrorCode::ALL.iter().any(|k| k.as_str() == c))
+#[wasm_bindgen(js_name = errorCodes, skip_typescript)]
+pub fn error_codes_raw() -> String {
+    reply(Ok(ErrorCode::ALL.map(ErrorCode::as_str)))
 }

@@ -13,6 +13,10 @@ const kvledgerWorker :Workerd.Worker = (
     # What `import ... from "kvledger"` resolves to under the `workerd` condition.
     (name = "kvledger", esModule = "export * from \"js/workerd.js\"; export { default } from \"js/workerd.js\";"),
     (name = "js/workerd.js", esModule = embed "../../js/workerd.js"),
+    (name = "js/public.js", esModule = embed "../../js/public.js"),
+    (name = "js/bound.js", esModule = embed "../../js/bound.js"),
+    (name = "js/api.js", esModule = embed "../../js/api.js"),
+    (name = "js/error.js", esModule = embed "../../js/error.js"),
     (name = "pkg/web/kvledger.js", esModule = embed "../../pkg/web/kvledger.js"),
     (name = "pkg/web/kvledger_bg.wasm", wasm = embed "../../pkg/web/kvledger_bg.wasm"),
   ],

@@ -1,0 +1,144 @@
+// The public functions and the error class (hand-written; scripts/build-types.mjs appends
+// this to the types generated from the Rust core by tsify, making the package's one d.ts).
+// Every result is plain JSON data: snake_case fields, epoch ns as decimal strings (EpochNs),
+// counts as numbers; `JSON.stringify` works on it and a JSON round trip is lossless.
+
+/** Codes thrown by the JS side of the package. */
+export type JsErrorCode =
+    /** A call before `init()` (browser, bundlers), or after the .wasm could not be loaded. */
+    | "NOT_INITIALIZED"
+    /** `init()` / `initSync()` could not load or instantiate the .wasm. */
+    | "INIT_FAILED"
+    /** The WebAssembly module trapped (later calls throw it too) or answered garbage: a bug. */
+    | "INTERNAL";
+
+/** Every code a KvledgerError can carry. */
+export type KvledgerErrorCode = ErrorCode | JsErrorCode;
+
+/**
+ * Every failure the package throws. Plain JS: usable (`instanceof`, `code`) before init and
+ * from every entry point; `instanceof` holds across the ES module and CommonJS copies.
+ * Switch on `code`; `message` is for people.
+ */
+export declare class KvledgerError extends Error {
+    constructor(code: KvledgerErrorCode, message: string, details?: {
+        file?: string; line?: number; column?: number; byte_offset?: number; json_path?: string; cause?: unknown;
+    });
+    readonly name: "KvledgerError";
+    code: KvledgerErrorCode;
+    /** The input file concerned (errors reading an input). */
+    file?: string;
+    /** 1-based line in `file`. */
+    line?: number;
+    /** 1-based column in `file`. */
+    column?: number;
+    /** Byte offset in `file`, where known. */
+    byte_offset?: number;
+    /**
+     * JSON path of the fault: inside `file` for an input (`metrics.vllm:prompt_tokens.series[2]`),
+     * or inside the call's arguments for a malformed call (`options.policy.maxRateWidth`,
+     * `files[1].name`, `point.row.isl`).
+     */
+    json_path?: string;
+    /** `{name, code, message, file?, line?, column?, byte_offset?, json_path?}`. */
+    toJSON(): {
+        name: "KvledgerError"; code: KvledgerErrorCode; message: string;
+        file?: string; line?: number; column?: number; byte_offset?: number; json_path?: string;
+    };
+}
+
+/** True when `value` was thrown by kvledger (any entry point). Plain JS: works before init. */
+export declare function isKvledgerError(value: unknown): value is KvledgerError;
+
+/** Where the .wasm is: its URL (fetched), a fetch `Response`, its bytes or a compiled module. */
+export type WasmSource = string | URL | Request | Response | BufferSource | WebAssembly.Module;
+
+/**
+ * Loads the WebAssembly module; call once, before any other function (browser and bundlers).
+ * Without an argument it fetches kvledger_bg.wasm from beside the package (bundlers rewrite that
+ * URL to the asset they emit). Later calls resolve at once. In Node and workerd the module is
+ * loaded on import and `init()` is a no-op. Rejects with a KvledgerError `INIT_FAILED`.
+ */
+export declare function init(input?: WasmSource | Promise<WasmSource> | { module_or_path: WasmSource | Promise<WasmSource> }): Promise<void>;
+
+/** `init()` from bytes or a compiled module, synchronously. Throws a KvledgerError `INIT_FAILED`. */
+export declare function initSync(input: BufferSource | WebAssembly.Module | { module: BufferSource | WebAssembly.Module }): void;
+
+/**
+ * Reads one run's artifacts and describes what they contain: endpoints (families and series
+ * per endpoint), phases and window candidates, schema versions, and which evidence exists.
+ * Throws a KvledgerError: a read error (`code`, `file`, `line`/`column`/`json_path`) when a
+ * file cannot be read, `BAD_OPTIONS` (with `json_path`) when the call itself is malformed.
+ */
+export declare function inspectRun(files: RunFileInput[], options?: InspectOptions | null): RunInspection;
+
+/**
+ * `inspectRun` for every run among `files` (a dropped folder: each `name` is the file's path
+ * relative to it). One `{run, result}` or `{run, error}` per run, sorted by the run's folder
+ * (`"."` for the top): an unreadable run never stops the others. Throws only for a malformed
+ * call (`BAD_OPTIONS`, e.g. the same path twice).
+ */
+export declare function inspectRuns(files: RunFileInput[], options?: InspectOptions | null): RunOutcome<RunInspection>[];
+
+/**
+ * Accounts one run (CONTRACT sections 2–7): the verdict (`cache_validity`), tier rates with
+ * bounds, per-role counters, per-endpoint sources, token totals, KV cache, offload, the
+ * theoretical hit rate and the dashboard's `legacy` keys: the JSON of `kvledger account --json`.
+ * A verdict is data: an ineligible run is returned, not thrown.
+ */
+export declare function accountRun(files: RunFileInput[], options?: AccountOptions | null): Accounting;
+
+/** `accountRun` for every run among `files`, grouped as `inspectRuns` groups them. */
+export declare function accountRuns(files: RunFileInput[], options?: AccountOptions | null): RunOutcome<Accounting>[];
+
+/** The accounting contract this build implements (`"kvledger/1"`). */
+export declare function contractVersion(): string;
+
+/** The package version (the crate's version). */
+export declare function packageVersion(): string;
+
+/** Every code a KvledgerError can carry, in a stable order (the core's, then the JS side's). */
+export declare function errorCodes(): KvledgerErrorCode[];
+
+/** The shipped rate cards (normalized first), dated. */
+export declare function rateCards(): RateCard[];
+
+/** Every pricing reason code, in a stable order. */
+export declare function pricingReasonCodes(): PricingCode[];
+
+/** Prices one point: `{ row: BenchmarkRow }` or `{ observed: ObservedPoint }`. */
+export declare function pricePoint(point: PointInput, options?: PriceOptions | null): PriceOutcome;
+
+/** Prices dashboard rows, one outcome per row. */
+export declare function priceRows(rows: BenchmarkRow[], options?: PriceOptions | null): PriceOutcome[];
+
+/** Prices every point of a frontier and tells which segments may be priced. */
+export declare function priceFrontier(points: PointInput[], options?: PriceOptions | null): FrontierPricing;
+
+/** Interpolates along the frontier at `target` (interactivity) and prices, with per-segment eligibility. */
+export declare function interpolateFrontier(points: PointInput[], target: number, options?: PriceOptions | null): FrontierInterpolation;
+
+/**
+ * Historical-trend pricing: one value per date (no extrapolation), plus a synthetic copy of the
+ * last value at `extend_to` (a date) when later. Under `legacy` this is the trend surface.
+ */
+export declare function trendSeries(groups: TrendGroupInput[], target: number, extend_to?: string | null, options?: PriceOptions | null): TrendPoint[];
+
+/** Money metrics of a revenue ($/GPU-hour; absent = not priced: every field absent). */
+export declare function moneyMetrics(revenue_per_gpu_hour?: number | null, throughput_per_gpu?: number | null, power?: PowerCost | null): MoneyMetrics;
+
+/** The profit estimator's result, or its skip reason. */
+export declare function estimateProfit(input: ProfitInput): ProfitResult;
+
+/** Fleet lifecycle: billable input tokens/s (`hit_rate` absent = input unchanged). */
+export declare function billableInputRate(input: number, hit_rate: number | null | undefined, ratio: number): number;
+
+/** Fleet lifecycle: `[billable_input, output]` tokens/s of a total. */
+export declare function splitTokenStreams(total: number, share: number | null | undefined, hit_rate: number | null | undefined, ratio: number): [number, number];
+
+/**
+ * What pricing reads of an `accountRun` result (the verdict, tier rates, theoretical rate and
+ * token totals), for `pricePoint({ observed: { cache } })`. Takes the result as returned, or
+ * after a JSON round trip (e.g. read back from storage).
+ */
+export declare function cacheObservation(accounting: Accounting): CacheObservation;

@@ -1,0 +1,28 @@
+// The public names of every ES module entry (types: the package's kvledger.d.ts).
+import { api } from "./bound.js";
+
+export { KvledgerError, isKvledgerError } from "./error.js";
+
+export const {
+  init,
+  initSync,
+  inspectRun,
+  inspectRuns,
+  accountRun,
+  accountRuns,
+  contractVersion,
+  packageVersion,
+  errorCodes,
+  rateCards,
+  pricingReasonCodes,
+  pricePoint,
+  priceRows,
+  priceFrontier,
+  interpolateFrontier,
+  trendSeries,
+  moneyMetrics,
+  estimateProfit,
+  billableInputRate,
+  splitTokenStreams,
+  cacheObservation,
+} = api;

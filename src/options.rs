@@ -1,0 +1,447 @@
+//! The inputs of the npm package's calls (`inspectRun`, `accountRun`, the pricing calls) as
+//! plain serde types. The package's JS wrapper sends every argument but file contents as JSON,
+//! and the bindings read it with `serde_path_to_error`: a field kvledger does not know is
+//! refused by its path at any depth (`options.policy.maxRateWidth`), as the CLI refuses one in
+//! a policy file. The same types feed the JSON Schema and, on wasm32, the d.ts.
+
+use crate::account::Policy;
+use crate::error::ReadError;
+use crate::pricing::point::PointInput;
+use crate::pricing::rate_card::RateCard;
+use crate::pricing::{LegacySurface, PricingPolicy};
+use crate::read::launch::{launch_from_env, read_launch_json};
+use crate::read::{CaptureMeta, FamilyFilter, RunOptions};
+use crate::wire::EpochNs;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// One artifact of a run: its file name (the format is recognised by name and extension;
+/// in a sweep, its path relative to the folder) and its content as `text` or as `bytes`
+/// (exactly one; in JS a `Uint8Array`, any other typed array or `DataView`, or an `ArrayBuffer`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(deny_unknown_fields)]
+pub struct RunFileInput {
+    pub name: String,
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub text: Option<String>,
+    #[serde(default)]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(optional, type = "ArrayBuffer | ArrayBufferView")
+    )]
+    pub bytes: Option<Vec<u8>>,
+}
+
+impl RunFileInput {
+    /// The content, given exactly once; `at` names the file in the call (`files[3]`).
+    pub fn into_content(self, at: &str) -> Result<(String, Vec<u8>), OptionsError> {
+        match (self.text, self.bytes) {
+            (Some(t), None) => Ok((self.name, t.into_bytes())),
+            (None, Some(b)) => Ok((self.name, b)),
+            (text, _) => Err(OptionsError::new(
+                at,
+                format!(
+                    "`{}`: give exactly one of `text` or `bytes` ({})",
+                    self.name,
+                    if text.is_some() {
+                        "both were given"
+                    } else {
+                        "neither was given"
+                    }
+                ),
+            )),
+        }
+    }
+}
+
+/// Where and when a Prometheus text capture was taken.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(deny_unknown_fields)]
+pub struct CaptureInput {
+    /// The scrape URL, e.g. `http://10.0.0.5:8000/metrics`.
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub endpoint_url: Option<String>,
+    /// When the capture was taken: epoch ns as a decimal string (JS: a `bigint` is accepted too).
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "EpochNs | bigint"))]
+    pub timestamp_ns: Option<EpochNs>,
+}
+
+/// Options of `inspectRun` / `inspectRuns`. Every field is optional.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(deny_unknown_fields)]
+pub struct InspectOptions {
+    /// Keep only these metric families (any alias spelling); default: all.
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub families: Option<Vec<String>>,
+    /// Also keep families whose name starts with one of these prefixes (e.g. `"vllm:"`).
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub family_prefixes: Option<Vec<String>>,
+    /// Capture metadata by file name, for Prometheus text captures.
+    #[serde(default)]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(optional, type = "Record<string, CaptureInput>")
+    )]
+    pub captures: Option<BTreeMap<String, CaptureInput>>,
+    /// Launch facts as JSON text (the format of a `launch.json` file).
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub launch_json: Option<String>,
+    /// Launch facts as the launcher's environment variables (`FRAMEWORK`, `DISAGG`, ...).
+    #[serde(default)]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(optional, type = "Record<string, string>")
+    )]
+    pub launch_env: Option<BTreeMap<String, String>>,
+}
+
+/// Options of `accountRun` / `accountRuns`: those of `inspectRun` plus the accounting policy.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, JsonSchema)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(deny_unknown_fields)]
+pub struct AccountOptions {
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub families: Option<Vec<String>>,
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub family_prefixes: Option<Vec<String>>,
+    #[serde(default)]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(optional, type = "Record<string, CaptureInput>")
+    )]
+    pub captures: Option<BTreeMap<String, CaptureInput>>,
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub launch_json: Option<String>,
+    #[serde(default)]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(optional, type = "Record<string, string>")
+    )]
+    pub launch_env: Option<BTreeMap<String, String>>,
+    /// Tolerances (CONTRACT section 10); absent fields take their defaults.
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "Partial<Policy>"))]
+    pub policy: Option<Policy>,
+}
+
+impl AccountOptions {
+    /// The run options (families as accounting reads them unless named) and the checked policy.
+    pub fn split(self) -> Result<(InspectOptions, Policy), OptionsError> {
+        let policy = self.policy.unwrap_or_default();
+        policy.validate("options.policy").map_err(|e| {
+            let message = e.message.trim_start_matches("policy: ").to_string();
+            OptionsError::new("options.policy", message)
+        })?;
+        let run = InspectOptions {
+            families: self.families,
+            family_prefixes: self.family_prefixes,
+            captures: self.captures,
+            launch_json: self.launch_json,
+            launch_env: self.launch_env,
+        };
+        Ok((run, policy))
+    }
+}
+
+impl InspectOptions {
+    /// The readers' options. `default_families` applies when `families` is not given.
+    pub fn into_run_options(self, default_families: FamilyFilter) -> Result<RunOptions, CallError> {
+        let mut families = match &self.families {
+            Some(names) => FamilyFilter::only(names),
+            None => default_families,
+        };
+        if let Some(prefixes) = &self.family_prefixes {
+            families = families.with_prefixes(prefixes);
+        }
+        let captures = self
+            .captures
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, c)| {
+                let meta = CaptureMeta {
+                    endpoint_url: c.endpoint_url,
+                    timestamp_ns: c.timestamp_ns.map(|t| t.0),
+                };
+                (name, meta)
+            })
+            .collect();
+        let launch = match (self.launch_json, self.launch_env) {
+            (Some(_), Some(_)) => {
+                return Err(OptionsError::new(
+                    "options.launch_json",
+                    "give launch_json or launch_env, not both",
+                )
+                .into());
+            }
+            (Some(text), None) => Some(read_launch_json("options.launch_json", &text)?),
+            (None, Some(env)) => Some(launch_from_env(
+                env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            )?),
+            (None, None) => None,
+        };
+        Ok(RunOptions {
+            families,
+            captures,
+            launch,
+        })
+    }
+}
+
+/// Options of every pricing call. Every field is optional.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, JsonSchema)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(deny_unknown_fields)]
+pub struct PriceOptions {
+    /// Default `"strict"`.
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub policy: Option<PricingPolicy>,
+    /// A shipped card's name (default `"normalized"`); see `rateCards()`.
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub card: Option<String>,
+    /// A card given inline (instead of `card`).
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub rate_card: Option<RateCard>,
+    /// `legacy` only: the dashboard surface reproduced, `"chart"`, `"calculator"` (default) or
+    /// `"trend"`. Given with another policy it is refused (`BAD_OPTIONS`): `strict` and
+    /// `theoretical` do not depend on it. `trendSeries` is the trend surface and accepts only
+    /// `"trend"`.
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub surface: Option<LegacySurface>,
+    /// Frontier calls on rows: the metric key used as x (default `p90_intvty` for agentic
+    /// rows, `median_intvty` otherwise).
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub x_metric: Option<String>,
+}
+
+/// One date's points of a trend line (`trendSeries`).
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(deny_unknown_fields)]
+pub struct TrendGroupInput {
+    pub date: String,
+    pub points: Vec<PointInput>,
+}
+
+/// A malformed call: where in the call's arguments (`options.policy.max_rate_width`,
+/// `files[2]`) and what is wrong. Code `BAD_OPTIONS`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionsError {
+    pub path: String,
+    pub message: String,
+}
+
+impl OptionsError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        OptionsError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A serde error met while reading argument `arg` of a call, at the path serde reached.
+    pub fn from_serde(arg: &str, err: serde_path_to_error::Error<serde_json::Error>) -> Self {
+        let path = join_path(arg, err.path());
+        let mut message = err.into_inner().to_string();
+        // serde_json appends " at line L column C" of the JSON the wrapper made: not the caller's.
+        if let Some(i) = message.rfind(" at line ") {
+            message.truncate(i);
+        }
+        OptionsError { path, message }
+    }
+}
+
+impl fmt::Display for OptionsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// Why a call failed: the call itself, or an input that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    Options(OptionsError),
+    Read(ReadError),
+}
+
+impl From<OptionsError> for CallError {
+    fn from(e: OptionsError) -> Self {
+        CallError::Options(e)
+    }
+}
+
+impl From<ReadError> for CallError {
+    fn from(e: ReadError) -> Self {
+        CallError::Read(e)
+    }
+}
+
+/// `arg` followed by serde's path, map keys that are not plain identifiers quoted:
+/// `options.captures["a.prom"].endpointUrl`; with `arg` empty, the path alone (`points[2].row`).
+pub fn join_path(arg: &str, path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = arg.to_string();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } if is_identifier(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Segment::Map { key } => out.push_str(&format!("[{}]", quote(key))),
+            Segment::Enum { variant } => {
+                out.push('.');
+                out.push_str(variant);
+            }
+            Segment::Unknown => out.push_str(".?"),
+        }
+    }
+    out
+}
+
+fn is_identifier(key: &str) -> bool {
+    let mut chars = key.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+fn quote(key: &str) -> String {
+    serde_json::to_string(key).unwrap_or_else(|_| format!("\"{key}\""))
+}
+
+/// Read argument `arg` of a call from its JSON text, refusing unknown fields by path.
+pub fn from_json<T: serde::de::DeserializeOwned>(arg: &str, json: &str) -> Result<T, OptionsError> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    let value =
+        serde_path_to_error::deserialize(&mut de).map_err(|e| OptionsError::from_serde(arg, e))?;
+    de.end()
+        .map_err(|e| OptionsError::new(arg, format!("not one JSON value: {e}")))?;
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_fields_are_refused_by_path_at_every_depth() {
+        let e = from_json::<AccountOptions>("options", r#"{"policy": {"maxRateWidth": 0.01}}"#)
+            .unwrap_err();
+        assert_eq!(e.path, "options.policy.maxRateWidth");
+        assert!(e.message.contains("unknown field `maxRateWidth`"), "{e}");
+        let e = from_json::<InspectOptions>(
+            "options",
+            r#"{"captures": {"a.prom": {"endpointUrl": "http://h/metrics"}}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.path, r#"options.captures["a.prom"].endpointUrl"#);
+        let e =
+            from_json::<InspectOptions>("options", r#"{"familyPrefixes": ["vllm:"]}"#).unwrap_err();
+        assert_eq!(e.path, "options.familyPrefixes");
+        let e = from_json::<InspectOptions>("options", r#"{"families": ["a", 3]}"#).unwrap_err();
+        assert_eq!(e.path, "options.families[1]");
+        assert!(!e.message.contains(" at line "), "{e}");
+    }
+
+    #[test]
+    fn timestamps_are_exact_from_strings_and_integers() {
+        let o: InspectOptions = from_json(
+            "options",
+            r#"{"captures": {"a.prom": {"timestamp_ns": "1781000000000000001"}},
+                "family_prefixes": ["sglang:"]}"#,
+        )
+        .unwrap();
+        let c = &o.captures.as_ref().unwrap()["a.prom"];
+        assert_eq!(c.timestamp_ns, Some(EpochNs(1_781_000_000_000_000_001)));
+        let e = from_json::<InspectOptions>(
+            "options",
+            r#"{"captures": {"a.prom": {"timestamp_ns": "-1"}}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(e.path, r#"options.captures["a.prom"].timestamp_ns"#);
+    }
+
+    #[test]
+    fn policy_is_checked_and_launch_is_read() {
+        let o: AccountOptions =
+            from_json("options", r#"{"policy": {"max_rate_width": -1}}"#).expect("shape is fine");
+        let e = o.split().unwrap_err();
+        assert_eq!(e.path, "options.policy");
+        assert!(e.message.contains("max_rate_width"), "{e}");
+
+        let both: InspectOptions = from_json(
+            "options",
+            r#"{"launch_json": "{}", "launch_env": {"FRAMEWORK": "vllm"}}"#,
+        )
+        .unwrap();
+        let Err(CallError::Options(e)) = both.into_run_options(FamilyFilter::all()) else {
+            panic!("both launch forms must be refused");
+        };
+        assert!(e.message.contains("not both"));
+
+        let bad: InspectOptions =
+            from_json("options", r#"{"launch_env": {"DISAGG": "maybe"}}"#).unwrap();
+        let Err(CallError::Read(e)) = bad.into_run_options(FamilyFilter::all()) else {
+            panic!("a bad launch value is a read error");
+        };
+        assert_eq!(e.code, crate::ErrorCode::LaunchValue);
+    }
+
+    #[test]
+    fn a_file_gives_its_content_exactly_once() {
+        let f = |text: Option<&str>, bytes: Option<&[u8]>| RunFileInput {
+            name: "x.json".into(),
+            text: text.map(str::to_string),
+            bytes: bytes.map(<[u8]>::to_vec),
+        };
+        assert_eq!(
+            f(Some("{}"), None).into_content("files[0]").unwrap(),
+            ("x.json".to_string(), b"{}".to_vec())
+        );
+        assert_eq!(
+            f(None, Some(b"ab")).into_content("files[0]").unwrap().1,
+            b"ab"
+        );
+        let e = f(Some("{}"), Some(b"{}"))
+            .into_content("files[1]")
+            .unwrap_err();
+        assert_eq!(e.path, "files[1]");
+        assert!(e.message.contains("both were given"), "{e}");
+        assert!(f(None, None)
+            .into_content("files[0]")
+            .unwrap_err()
+            .message
+            .contains("neither was given"));
+    }
+
+    #[test]
+    fn trailing_text_is_refused() {
+        assert!(from_json::<InspectOptions>("options", "{} {}").is_err());
+    }
+}
