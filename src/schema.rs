@@ -5,6 +5,9 @@
 use crate::account::{Accounting, Policy};
 use crate::error::{ErrorReport, RunOutcome};
 use crate::inspect::{RunInspection, CONTRACT_VERSION};
+use crate::options::{
+    AccountOptions, CaptureInput, InspectOptions, PriceOptions, RunFileInput, TrendGroupInput,
+};
 use crate::pricing::{
     frontier::{FrontierInterpolation, FrontierPricing},
     point::{BenchmarkRow, PointInput},
@@ -53,6 +56,12 @@ pub fn json_schema() -> Value {
     add::<PointInput>(&mut gen);
     add::<PowerCost>(&mut gen);
     add::<ProfitInput>(&mut gen);
+    add::<RunFileInput>(&mut gen);
+    add::<CaptureInput>(&mut gen);
+    add::<InspectOptions>(&mut gen);
+    add::<AccountOptions>(&mut gen);
+    add::<PriceOptions>(&mut gen);
+    add::<TrendGroupInput>(&mut gen);
     let mut defs = Value::Object(gen.take_definitions(true).into_iter().collect());
     cap_unsigned(&mut defs);
     defs["CliEnvelope"] = cli_envelope();
@@ -92,6 +101,7 @@ fn cli_envelope() -> Value {
     let result = |command: &str, key: &str, def: Value| {
         json!({
             "required": ["result", key],
+            "not": {"required": ["error"]},
             "properties": {
                 "command": {"const": command},
                 key: {"type": "string"},

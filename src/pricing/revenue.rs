@@ -44,7 +44,7 @@ fn revenue_unchecked(t: f64, s: Option<f64>, h: Option<f64>, p: &Prices) -> Opti
 /// Power and cost of one GPU: all-in kW per GPU and a TCO in $ per GPU-hour.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct PowerCost {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -139,7 +139,7 @@ pub const DEFAULT_LAB_SHARE_PCT: f64 = 30.0;
 /// Input of the profit estimator (consumer.md b.4, `estimateSkuProfit`).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct ProfitInput {
     /// $ per GPU-hour; absent = not priced (`no-token-mix`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
