@@ -92,10 +92,11 @@ pub struct BenchmarkRow {
     pub metrics: BTreeMap<String, Value>,
 }
 
-/// `{value, lo, hi}` as the accounting result reports a rate.
+/// `{value, lo, hi}` as the accounting result reports a rate. Like [`TierRates`] and
+/// [`TokenTotals`] it reads an accounting result's block as it is, so other fields of that block
+/// are ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(deny_unknown_fields)]
 pub struct RateInterval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -112,7 +113,6 @@ pub struct RateInterval {
 /// `overall = gpu + cpu + external`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(deny_unknown_fields)]
 pub struct TierRates {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -133,7 +133,7 @@ pub use crate::account::output::TokenSource;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case")]
 pub struct TokenTotals {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
