@@ -53,6 +53,8 @@ struct Anchor {
     line: u64,
     /// Characters before `offset` on its line.
     chars: u64,
+    /// Bytes before `offset` on its line.
+    bytes: u64,
 }
 
 impl Anchor {
@@ -60,6 +62,7 @@ impl Anchor {
         offset: 0,
         line: 1,
         chars: 0,
+        bytes: 0,
     };
 
     /// The anchor after `bytes`, which start at `self`.
@@ -70,11 +73,13 @@ impl Anchor {
                 offset: self.offset + len,
                 line: self.line + bytes.iter().filter(|&&b| b == b'\n').count() as u64,
                 chars: count_chars(bytes.get(i + 1..).unwrap_or_default()) as u64,
+                bytes: (bytes.len() - i - 1) as u64,
             },
             None => Anchor {
                 offset: self.offset + len,
                 line: self.line,
                 chars: self.chars + count_chars(bytes) as u64,
+                bytes: self.bytes + len,
             },
         }
     }
@@ -180,9 +185,9 @@ impl<'m, R: Read> TrackedReader<'m, R> {
         self.prev.get(..self.prev_len)?.get(i).copied()
     }
 
-    /// Position of the byte at `offset`, if it is still in the window.
-    fn position_at(&mut self, offset: u64) -> Option<LineCol> {
-        let byte = self.byte_at(offset)?;
+    /// The anchor of the byte at `offset`, if it is still in the window.
+    fn anchor_at(&mut self, offset: u64) -> Option<Anchor> {
+        self.byte_at(offset)?;
         let in_cur = offset >= self.cur_at.offset;
         let (base, start, chunk) = if in_cur {
             let start = if self.cache.offset <= offset {
@@ -200,22 +205,70 @@ impl<'m, R: Read> TrackedReader<'m, R> {
         if in_cur {
             self.cache = at;
         }
-        Some(at.line_col(byte))
+        Some(at)
     }
 
-    /// Position of the last byte read: where serde_json reports its own errors.
-    pub(crate) fn last_read(&mut self) -> Option<LineCol> {
-        let last = self.consumed().checked_sub(1)?;
-        self.position_at(last)
+    /// Line and character column of the byte at `offset`, if it is still in the window.
+    pub(crate) fn position_at(&mut self, offset: u64) -> Option<LineCol> {
+        let byte = self.byte_at(offset)?;
+        Some(self.anchor_at(offset)?.line_col(byte))
     }
 
-    /// Start of the number just read. serde_json reads one byte past a number (to see it
-    /// end), so the last byte read is that delimiter unless the number ends the input.
-    pub(crate) fn number_start(&mut self) -> Option<LineCol> {
-        let mut at = self.consumed().checked_sub(1)?;
-        if !is_number_byte(self.byte_at(at)?) {
+    /// The offset of the byte serde_json's error points at. serde_json reports the line and
+    /// the bytes read on it when the error arose (column 0: the line's first byte was not read
+    /// yet, so the fault is the newline before it); it may read a little further before
+    /// giving up (closing the containers around the fault), so the point is found by walking
+    /// back from the last byte read.
+    pub(crate) fn serde_point(&mut self, err: &serde_json::Error) -> Option<u64> {
+        let (line, column) = (err.line() as u64, err.column() as u64);
+        if line == 0 {
+            return None;
+        }
+        let mut o = self.consumed().checked_sub(1)?;
+        let start = loop {
+            let a = self.anchor_at(o)?;
+            let line_start = o - a.bytes;
+            if a.line == line {
+                break line_start;
+            }
+            if a.line < line {
+                // The point is past the last byte read: only when serde_json stopped at a
+                // line's start (column 0), the newline just read.
+                return (a.line + 1 == line && column == 0).then_some(o);
+            }
+            o = line_start.checked_sub(1)?;
+        };
+        let point = match column {
+            0 => start.checked_sub(1)?,
+            c => start + c - 1,
+        };
+        (point < self.consumed()).then_some(point)
+    }
+
+    /// Position of the byte serde_json's error points at.
+    pub(crate) fn serde_position(&mut self, err: &serde_json::Error) -> Option<LineCol> {
+        let point = self.serde_point(err)?;
+        self.position_at(point)
+    }
+
+    /// The last byte of the token a visitor refused, from serde_json's error point: serde_json
+    /// places a visitor's error after closing the object around the token, i.e. at the next
+    /// significant byte (a `,`, `}` or `]`, past any whitespace) — or at the token's own last
+    /// byte when the input ends there.
+    fn token_end(&mut self, err: &serde_json::Error) -> Option<u64> {
+        let mut at = self.serde_point(err)?;
+        if matches!(self.byte_at(at)?, b',' | b'}' | b']') {
             at = at.checked_sub(1)?;
         }
+        while matches!(self.byte_at(at)?, b' ' | b'\t' | b'\n' | b'\r') {
+            at = at.checked_sub(1)?;
+        }
+        Some(at)
+    }
+
+    /// Start of the number a visitor refused.
+    pub(crate) fn number_start(&mut self, err: &serde_json::Error) -> Option<LineCol> {
+        let mut at = self.token_end(err)?;
         if !is_number_byte(self.byte_at(at)?) {
             return None;
         }
@@ -233,9 +286,14 @@ impl<'m, R: Read> TrackedReader<'m, R> {
         self.position_at(at)
     }
 
-    /// Opening quote of the string whose closing quote is the last byte read.
-    pub(crate) fn string_start(&mut self) -> Option<LineCol> {
-        let close = self.consumed().checked_sub(1)?;
+    /// Opening quote of the string a visitor refused.
+    pub(crate) fn string_start(&mut self, err: &serde_json::Error) -> Option<LineCol> {
+        let close = self.token_end(err)?;
+        self.string_ending_at(close)
+    }
+
+    /// Opening quote of the string whose closing quote is at `close`.
+    fn string_ending_at(&mut self, close: u64) -> Option<LineCol> {
         if self.byte_at(close)? != b'"' {
             return None;
         }
@@ -267,7 +325,10 @@ impl<'m, R: Read> TrackedReader<'m, R> {
     /// Answer a pending mark request (after an error, when no further byte will be read).
     pub(crate) fn settle(&mut self) {
         if self.marks.requested.replace(false) {
-            let found = self.string_start();
+            let found = self
+                .consumed()
+                .checked_sub(1)
+                .and_then(|close| self.string_ending_at(close));
             self.marks.found.set(found);
         }
     }
@@ -290,13 +351,9 @@ pub(crate) fn stream_error<R: Read>(
     }
     if let Some(shown) = count::refused_in_visitor(err) {
         let what = what(path.as_deref().unwrap_or(""));
-        return count::refuse(file, at(input.number_start(), path), &what, &shown);
+        return count::refuse(file, at(input.number_start(err), path), &what, &shown);
     }
-    let pos = if err.line() > 0 {
-        input.last_read()
-    } else {
-        None
-    };
+    let pos = input.serde_position(err);
     ReadError::new(json_code(err), file, at(pos, path), json_message(err))
 }
 
@@ -344,7 +401,8 @@ impl<R: Read> Read for TrackedReader<'_, R> {
 mod tests {
     use super::*;
     use crate::read::locate::from_serde;
-    use serde::de::IgnoredAny;
+    use serde::de::{self, IgnoredAny};
+    use serde::Deserialize;
 
     /// Hands out `n` bytes per read.
     struct Trickle<'a>(&'a [u8], usize);
@@ -359,17 +417,24 @@ mod tests {
         }
     }
 
-    /// serde_json's error at the last byte read, as the tracked reader places it.
-    fn error_position(text: &str, step: usize) -> (serde_json::Error, Option<LineCol>) {
+    /// Parse `text` as `T` through a tracked reader fed `step` bytes at a time; the error and
+    /// the position the reader gives it.
+    fn fail<T: for<'de> Deserialize<'de>>(
+        text: &str,
+        step: usize,
+        place: impl FnOnce(&mut TrackedReader<'_, Trickle<'_>>, &serde_json::Error) -> Option<LineCol>,
+    ) -> (serde_json::Error, Option<LineCol>) {
         let marks = Marks::default();
         let mut r = TrackedReader::new(Trickle(text.as_bytes(), step), &marks);
         let err = {
             let mut de = serde_json::Deserializer::from_reader(&mut r);
-            serde::Deserialize::deserialize(&mut de)
-                .and_then(|IgnoredAny| de.end())
-                .expect_err("malformed")
+            T::deserialize(&mut de)
+                .and_then(|_| de.end())
+                .err()
+                .expect("malformed")
         };
-        (err, r.last_read())
+        let at = place(&mut r, &err);
+        (err, at)
     }
 
     #[test]
@@ -383,14 +448,65 @@ mod tests {
             "{\"k\": \"é\u{1}\"}",
         ] {
             for step in [1, 3, CHUNK] {
-                let (err, ours) = error_position(text, step);
+                let (err, ours) = fail::<IgnoredAny>(text, step, |r, e| r.serde_position(e));
                 assert_eq!(
                     ours,
                     from_serde(text.as_bytes(), err.line(), err.column()),
                     "{text:?} step {step}: {err}"
                 );
+                assert!(ours.is_some(), "{text:?}");
             }
         }
+    }
+
+    /// A field refused by its visitor: serde_json closes the objects around it (reading on)
+    /// before it reports, at the byte where the error arose.
+    #[derive(Debug)]
+    struct Refuse;
+
+    impl<'de> Deserialize<'de> for Refuse {
+        fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let v = f64::deserialize(d)?;
+            Err(de::Error::custom(format_args!("refused {v}")))
+        }
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Inner {
+        total: Refuse,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Outer {
+        a: Vec<Inner>,
+    }
+
+    #[test]
+    fn a_refused_number_is_found_behind_what_serde_read_on() {
+        let text = "{\"a\": [{\"total\": 9007199254740992 ,\n\n   \"x\": 1}]}";
+        for step in [1, CHUNK] {
+            let (_, at) = fail::<Outer>(text, step, |r, e| r.number_start(e));
+            assert_eq!(
+                at,
+                Some(LineCol {
+                    line: 1,
+                    column: 18
+                }),
+                "step {step}"
+            );
+        }
+        // The number ends its line (serde_json saw the newline: column 0 of the next line).
+        let text = "{\"a\": [{\"total\": -1.5e300\n}]}";
+        let (_, at) = fail::<Outer>(text, CHUNK, |r, e| r.number_start(e));
+        assert_eq!(
+            at,
+            Some(LineCol {
+                line: 1,
+                column: 18
+            })
+        );
     }
 
     #[test]
@@ -398,7 +514,7 @@ mod tests {
         // A syntax error beyond the first chunk, on a long line of multi-byte characters.
         let long = "é".repeat(CHUNK);
         let text = format!("[\"{long}\",\n\"{long}\", x]");
-        let (err, ours) = error_position(&text, CHUNK);
+        let (err, ours) = fail::<IgnoredAny>(&text, CHUNK, |r, e| r.serde_position(e));
         assert_eq!(
             ours,
             Some(LineCol {
@@ -409,40 +525,19 @@ mod tests {
         assert_eq!(ours, from_serde(text.as_bytes(), err.line(), err.column()));
     }
 
-    fn read_all_then<T>(text: &str, f: impl FnOnce(&mut TrackedReader<'_, &[u8]>) -> T) -> T {
+    #[test]
+    fn walks_back_over_strings() {
         let marks = Marks::default();
+        let text = "{\"t\": \"a\\\"b\\\\\"";
         let mut r = TrackedReader::new(text.as_bytes(), &marks);
         let mut sink = Vec::new();
         r.read_to_end(&mut sink).expect("reads");
-        f(&mut r)
-    }
-
-    #[test]
-    fn walks_back_to_token_starts() {
-        // As serde_json leaves it after a number: one delimiter read past it.
-        let marks = Marks::default();
-        let mut r = TrackedReader::new(&b"{\"total\": 9007199254740992,"[..], &marks);
-        let mut sink = [0u8; 27];
-        r.read_exact(&mut sink).expect("reads");
+        let close = r.consumed() - 1;
         assert_eq!(
-            r.number_start(),
-            Some(LineCol {
-                line: 1,
-                column: 11
-            })
-        );
-        // A number that ends the input.
-        assert_eq!(
-            read_all_then("\n  -1.5e300", |r| r.number_start()),
-            Some(LineCol { line: 2, column: 3 })
-        );
-        assert_eq!(read_all_then("[true]", |r| r.number_start()), None);
-        assert_eq!(
-            read_all_then("{\"t\": \"a\\\"b\\\\\"", |r| r.string_start()),
+            r.string_ending_at(close),
             Some(LineCol { line: 1, column: 7 })
         );
-        assert_eq!(read_all_then("\"x\" ", |r| r.string_start()), None);
-        assert_eq!(read_all_then("", |r| r.last_read()), None);
+        assert_eq!(r.string_ending_at(0), None);
     }
 
     #[test]
@@ -454,8 +549,7 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(r.read(&mut [0u8; 4]).expect("eof"), 0);
         }
-        assert_eq!(r.last_read(), Some(LineCol { line: 1, column: 5 }));
-        assert_eq!(r.number_start(), Some(LineCol { line: 1, column: 5 }));
+        assert_eq!(r.position_at(4), Some(LineCol { line: 1, column: 5 }));
     }
 
     #[test]

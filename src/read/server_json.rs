@@ -100,7 +100,7 @@ pub(crate) fn read_export<R: Read>(
         Some(Fault::BadType) => ReadError::new(
             ErrorCode::JsonShape,
             file,
-            at(input.string_start(), path),
+            at(input.string_start(&err), path),
             json_message(&err),
         )
         .into(),
