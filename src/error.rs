@@ -220,17 +220,17 @@ impl ReadError {
         ReadError::new(json_code(err), file, position, json_message(err))
     }
 
-    /// [`ReadError::from_json`] for an error from parsing `text`: the column counts characters.
+    /// [`ReadError::from_json`] for an error from parsing `text`: the column counts
+    /// characters, and an error about a value (`invalid type: …`) is at the value's start.
     pub fn from_json_text(
         file: &str,
         text: &str,
         err: &serde_json::Error,
         path: Option<&serde_path_to_error::Path>,
     ) -> Self {
-        let mut position =
-            crate::read::locate::from_serde(text.as_bytes(), err.line(), err.column())
-                .map(|p| p.position())
-                .unwrap_or_default();
+        let mut position = crate::read::locate::serde_error_position(text.as_bytes(), err)
+            .map(|p| p.position())
+            .unwrap_or_default();
         position.json_path = path.and_then(json_path);
         ReadError::new(json_code(err), file, position, json_message(err))
     }
@@ -285,7 +285,7 @@ fn clean_path_text(p: &str) -> Option<String> {
         .take_while(|s| *s != "?" && !s.starts_with("?["))
         .collect::<Vec<_>>()
         .join(".");
-    (!cut.is_empty() && cut != "?").then_some(cut)
+    (!cut.chars().all(|c| c == '.')).then_some(cut)
 }
 
 /// serde_json appends " at line L column C" to its messages; the position is kept separately.
@@ -429,5 +429,128 @@ impl<T> RunOutcome<T> {
             result,
             error,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn codes_are_listed_once_and_serialise_as_shown() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in ErrorCode::ALL {
+            assert!(seen.insert(code.as_str()), "{code} twice");
+            let json = serde_json::to_string(&code).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+        }
+        assert_eq!(ErrorCode::CountTooLarge.as_str(), "COUNT_TOO_LARGE");
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Inner {
+        n: u32,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Flat {
+        name: String,
+        #[serde(flatten)]
+        inner: Inner,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Outer {
+        items: Vec<Flat>,
+        by_id: Option<BTreeMap<u8, Inner>>,
+    }
+
+    fn error_of(text: &str) -> ReadError {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        match serde_path_to_error::deserialize::<_, Outer>(de) {
+            Ok(v) => panic!("{text} parsed: {v:?}"),
+            Err(e) => ReadError::from_json_text("f.json", text, e.inner(), Some(e.path())),
+        }
+    }
+
+    #[test]
+    fn paths_stop_before_what_serde_cannot_name() {
+        // Inside a flattened struct serde_path_to_error loses the step (`items[0].?`).
+        let e = error_of("{\"items\": [{\"name\": \"a\", \"n\": \"x\"}]}");
+        assert_eq!(e.code, ErrorCode::JsonShape);
+        assert_eq!(e.position.json_path.as_deref(), Some("items[0]"), "{e}");
+        assert!(!e.message.contains("u32"), "{e}");
+        let e = error_of("{\"items\": [], \"by_id\": {\"1\": {\"n\": -1}}}");
+        assert_eq!(e.position.json_path.as_deref(), Some("by_id.1.n"), "{e}");
+        assert!(
+            e.message
+                .ends_with("expected a non-negative integer of at most 4294967295"),
+            "{e}"
+        );
+        assert_eq!(clean_path_text("items[0].?").as_deref(), Some("items[0]"));
+        assert_eq!(clean_path_text("?"), None);
+        assert_eq!(clean_path_text("."), None);
+    }
+
+    #[test]
+    fn serde_words_become_json_words() {
+        for (serde, user) in [
+            (
+                "invalid type: string \"x\", expected f64",
+                "invalid type: string \"x\", expected a number",
+            ),
+            (
+                "invalid type: sequence, expected struct RawFamily",
+                "invalid type: array, expected an object",
+            ),
+            (
+                "invalid type: map, expected a sequence",
+                "invalid type: object, expected an array",
+            ),
+            (
+                "invalid type: unit value, expected a string",
+                "invalid type: null, expected a string",
+            ),
+            (
+                "invalid type: floating point `1.5`, expected u64",
+                "invalid type: number `1.5`, expected a non-negative integer",
+            ),
+            (
+                "invalid value: integer `-1`, expected enum Role",
+                "invalid value: integer `-1`, expected one of the allowed values",
+            ),
+            (
+                "invalid length 1, expected tuple struct Pair",
+                "invalid length 1, expected an array",
+            ),
+            ("missing field `type`", "missing field `type`"),
+            (
+                "invalid type: string \"x\", expected a metric family object",
+                "invalid type: string \"x\", expected a metric family object",
+            ),
+        ] {
+            assert_eq!(user_words(serde), user);
+        }
+    }
+
+    #[test]
+    fn a_column_is_never_0() {
+        // serde_json: line 2, column 0 (the newline ending line 1 was the last byte read).
+        let text = "{\"a\": 1\n";
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let err = match serde_path_to_error::deserialize::<_, serde_json::Value>(de) {
+            Ok(_) => panic!("truncated"),
+            Err(e) => e,
+        };
+        assert_eq!((err.inner().line(), err.inner().column()), (2, 0));
+        let e = ReadError::from_json_text("f", text, err.inner(), Some(err.path()));
+        assert_eq!((e.position.line, e.position.column), (Some(1), Some(8)));
+        let e = ReadError::from_json("f", err.inner(), None);
+        assert_eq!((e.position.line, e.position.column), (Some(1), None));
     }
 }

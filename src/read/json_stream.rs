@@ -16,7 +16,7 @@
 
 use crate::error::{json_code, json_message, ErrorCode, Position, ReadError};
 use crate::read::count;
-use crate::read::locate::{count_chars, LineCol};
+use crate::read::locate::{about_a_value, count_chars, value_start, LineCol};
 use std::cell::Cell;
 use std::io::{self, Read};
 
@@ -251,45 +251,15 @@ impl<'m, R: Read> TrackedReader<'m, R> {
         self.position_at(point)
     }
 
-    /// The last byte of the token a visitor refused, from serde_json's error point: serde_json
-    /// places a visitor's error after closing the object around the token, i.e. at the next
-    /// significant byte (a `,`, `}` or `]`, past any whitespace) — or at the token's own last
-    /// byte when the input ends there.
-    fn token_end(&mut self, err: &serde_json::Error) -> Option<u64> {
-        let mut at = self.serde_point(err)?;
-        if matches!(self.byte_at(at)?, b',' | b'}' | b']') {
-            at = at.checked_sub(1)?;
-        }
-        while matches!(self.byte_at(at)?, b' ' | b'\t' | b'\n' | b'\r') {
-            at = at.checked_sub(1)?;
-        }
-        Some(at)
-    }
-
-    /// Start of the number a visitor refused.
-    pub(crate) fn number_start(&mut self, err: &serde_json::Error) -> Option<LineCol> {
-        let mut at = self.token_end(err)?;
-        if !is_number_byte(self.byte_at(at)?) {
-            return None;
-        }
-        while let Some(b) = at.checked_sub(1).and_then(|p| self.byte_at(p)) {
-            if !is_number_byte(b) {
-                break;
-            }
-            at -= 1;
-        }
-        // A number starts with a digit or `-`; one running past the window has no known start.
-        let starts_right = matches!(self.byte_at(at), Some(b'0'..=b'9' | b'-'));
-        if !starts_right || (at == self.window_start() && at > 0) {
-            return None;
-        }
-        self.position_at(at)
-    }
-
-    /// Opening quote of the string a visitor refused.
-    pub(crate) fn string_start(&mut self, err: &serde_json::Error) -> Option<LineCol> {
-        let close = self.token_end(err)?;
-        self.string_ending_at(close)
+    /// Start of the value serde_json's error is about (a refused count, a bad string, a
+    /// value of the wrong type; see [`value_start`]).
+    pub(crate) fn value_start(&mut self, err: &serde_json::Error) -> Option<LineCol> {
+        let point = self.serde_point(err)?;
+        let start = {
+            let this = &*self;
+            value_start(|o| this.byte_at(o), point)?
+        };
+        self.position_at(start)
     }
 
     /// Opening quote of the string whose closing quote is at `close`.
@@ -297,29 +267,11 @@ impl<'m, R: Read> TrackedReader<'m, R> {
         if self.byte_at(close)? != b'"' {
             return None;
         }
-        let mut at = close;
-        loop {
-            at = at.checked_sub(1)?;
-            if self.byte_at(at)? != b'"' {
-                continue;
-            }
-            // A quote after an odd run of backslashes is escaped.
-            let mut backslashes = 0u64;
-            while at > backslashes && self.byte_at(at - backslashes - 1)? == b'\\' {
-                backslashes += 1;
-            }
-            if backslashes % 2 == 0 {
-                return self.position_at(at);
-            }
-        }
-    }
-
-    fn window_start(&self) -> u64 {
-        if self.prev_len > 0 {
-            self.prev_at.offset
-        } else {
-            self.cur_at.offset
-        }
+        let start = {
+            let this = &*self;
+            value_start(|o| this.byte_at(o), close)?
+        };
+        self.position_at(start)
     }
 
     /// Answer a pending mark request (after an error, when no further byte will be read).
@@ -351,9 +303,12 @@ pub(crate) fn stream_error<R: Read>(
     }
     if let Some(shown) = count::refused_in_visitor(err) {
         let what = what(path.as_deref().unwrap_or(""));
-        return count::refuse(file, at(input.number_start(err), path), &what, &shown);
+        return count::refuse(file, at(input.value_start(err), path), &what, &shown);
     }
-    let pos = input.serde_position(err);
+    let pos = match about_a_value(err) {
+        true => input.value_start(err).or_else(|| input.serde_position(err)),
+        false => input.serde_position(err),
+    };
     ReadError::new(json_code(err), file, at(pos, path), json_message(err))
 }
 
@@ -363,10 +318,6 @@ pub(crate) fn at(pos: Option<LineCol>, json_path: Option<String>) -> Position {
         json_path,
         ..pos.map(LineCol::position).unwrap_or_default()
     }
-}
-
-fn is_number_byte(b: u8) -> bool {
-    matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
 }
 
 impl<R: Read> Read for TrackedReader<'_, R> {
@@ -428,10 +379,10 @@ mod tests {
         let mut r = TrackedReader::new(Trickle(text.as_bytes(), step), &marks);
         let err = {
             let mut de = serde_json::Deserializer::from_reader(&mut r);
-            T::deserialize(&mut de)
-                .and_then(|_| de.end())
-                .err()
-                .expect("malformed")
+            match T::deserialize(&mut de).and_then(|_| de.end()) {
+                Ok(()) => panic!("{text:?} must not parse"),
+                Err(e) => e,
+            }
         };
         let at = place(&mut r, &err);
         (err, at)
@@ -487,7 +438,7 @@ mod tests {
     fn a_refused_number_is_found_behind_what_serde_read_on() {
         let text = "{\"a\": [{\"total\": 9007199254740992 ,\n\n   \"x\": 1}]}";
         for step in [1, CHUNK] {
-            let (_, at) = fail::<Outer>(text, step, |r, e| r.number_start(e));
+            let (_, at) = fail::<Outer>(text, step, |r, e| r.value_start(e));
             assert_eq!(
                 at,
                 Some(LineCol {
@@ -499,7 +450,7 @@ mod tests {
         }
         // The number ends its line (serde_json saw the newline: column 0 of the next line).
         let text = "{\"a\": [{\"total\": -1.5e300\n}]}";
-        let (_, at) = fail::<Outer>(text, CHUNK, |r, e| r.number_start(e));
+        let (_, at) = fail::<Outer>(text, CHUNK, |r, e| r.value_start(e));
         assert_eq!(
             at,
             Some(LineCol {

@@ -120,11 +120,10 @@ pub fn position_of_byte(text: &[u8], offset: usize) -> LineCol {
     }
 }
 
-/// Convert serde_json's error position in `text` (1-based line; column = bytes read on that
-/// line, so the last byte read is the fault) to a character position. Column 0 (the last byte
-/// read was a newline) is that newline, on the line it ends. `None` for line 0 (serde_json's
-/// "no position").
-pub fn from_serde(text: &[u8], line: usize, column: usize) -> Option<LineCol> {
+/// The byte of `text` serde_json's error position points at (1-based line; column = bytes
+/// read on that line, so the last byte read is the fault). Column 0 (the last byte read was a
+/// newline) is that newline. `None` for line 0 (serde_json's "no position").
+pub(crate) fn serde_offset(text: &[u8], line: usize, column: usize) -> Option<usize> {
     if line == 0 {
         return None;
     }
@@ -133,11 +132,95 @@ pub fn from_serde(text: &[u8], line: usize, column: usize) -> Option<LineCol> {
         let next = text.get(start..)?.iter().position(|&b| b == b'\n')?;
         start += next + 1;
     }
-    let last_read = match column {
-        0 => start.checked_sub(1)?,
-        c => start + c - 1,
+    match column {
+        0 => start.checked_sub(1),
+        c => Some(start + c - 1),
+    }
+}
+
+/// Convert serde_json's error position in `text` to a character position (see
+/// [`serde_offset`]).
+pub fn from_serde(text: &[u8], line: usize, column: usize) -> Option<LineCol> {
+    serde_offset(text, line, column).map(|o| position_of_byte(text, o))
+}
+
+/// Whether a serde_json error is about the value just read (`invalid type: …`, `invalid
+/// value: …`): its position is then moved back to the start of that value.
+pub(crate) fn about_a_value(err: &serde_json::Error) -> bool {
+    if err.classify() != serde_json::error::Category::Data {
+        return false;
+    }
+    let msg = err.to_string();
+    msg.starts_with("invalid type: ") || msg.starts_with("invalid value: ")
+}
+
+/// The position of a serde_json error in `text`: the start of the value for an error about a
+/// value, else where serde_json stopped.
+pub(crate) fn serde_error_position(text: &[u8], err: &serde_json::Error) -> Option<LineCol> {
+    let point = serde_offset(text, err.line(), err.column())?;
+    let byte_at = |o: u64| usize::try_from(o).ok().and_then(|i| text.get(i).copied());
+    let at = match about_a_value(err) {
+        true => value_start(byte_at, point as u64).map_or(point, |o| o as usize),
+        false => point,
     };
-    Some(position_of_byte(text, last_read))
+    Some(position_of_byte(text, at))
+}
+
+/// The first byte of the value serde_json had just read when it placed an error at `point`.
+/// serde_json places an error raised after a value (by a visitor) once it has closed the
+/// object around it, i.e. at the next significant byte (`,`, `}` or `]`, past whitespace);
+/// one raised while reading the value, at its last byte or the byte after a number. `byte_at`
+/// gives the bytes still at hand; `None` when the value's start is not among them or the
+/// bytes there are not a value.
+pub(crate) fn value_start(byte_at: impl Fn(u64) -> Option<u8>, point: u64) -> Option<u64> {
+    let mut end = point;
+    if matches!(byte_at(end)?, b',' | b'}' | b']') {
+        end = end.checked_sub(1)?;
+    }
+    while matches!(byte_at(end)?, b' ' | b'\t' | b'\n' | b'\r') {
+        end = end.checked_sub(1)?;
+    }
+    // Walk back while `part` holds; a value running past the bytes at hand has no known start.
+    let back = |part: fn(u8) -> bool| {
+        let mut at = end;
+        while at > 0 {
+            match byte_at(at - 1) {
+                Some(b) if part(b) => at -= 1,
+                Some(_) => return Some(at),
+                None => return None,
+            }
+        }
+        Some(at)
+    };
+    match byte_at(end)? {
+        b'"' => string_start(&byte_at, end),
+        b'0'..=b'9' => {
+            back(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'))
+                .filter(|&s| matches!(byte_at(s), Some(b'0'..=b'9' | b'-')))
+        }
+        b'a'..=b'z' => back(|b| b.is_ascii_lowercase()),
+        b'{' | b'[' => Some(end),
+        _ => None,
+    }
+}
+
+/// The opening quote of the string whose closing quote is at `close` (a quote after an odd
+/// run of backslashes is escaped).
+fn string_start(byte_at: &impl Fn(u64) -> Option<u8>, close: u64) -> Option<u64> {
+    let mut at = close;
+    loop {
+        at = at.checked_sub(1)?;
+        if byte_at(at)? != b'"' {
+            continue;
+        }
+        let mut backslashes = 0u64;
+        while at > backslashes && byte_at(at - backslashes - 1)? == b'\\' {
+            backslashes += 1;
+        }
+        if backslashes % 2 == 0 {
+            return Some(at);
+        }
+    }
 }
 
 /// The position of the value at `path` in one line of a JSONL file (its 1-based `line_no`):
@@ -161,7 +244,7 @@ pub(crate) fn serde_in_line(line: &[u8], line_no: usize, err: &serde_json::Error
         line: clamp_u32(line_no),
         column: 1,
     };
-    match from_serde(line, err.line(), err.column()) {
+    match serde_error_position(line, err) {
         Some(at) => at.offset_by(origin).position(),
         None => Position::line(line_no),
     }
@@ -550,6 +633,27 @@ mod tests {
         assert_eq!(from_serde(b"{\"a\": 1\n}", 2, 0), Some(at(1, 8)));
         assert_eq!(from_serde(b"x", 0, 0), None);
         assert_eq!(from_serde(b"x", 5, 1), None);
+    }
+
+    #[test]
+    fn values_are_found_behind_serde_points() {
+        let start = |t: &str, point: usize| {
+            let b = t.as_bytes();
+            value_start(|o| b.get(o as usize).copied(), point as u64)
+        };
+        // After a number serde_json stops on the delimiter, past whitespace.
+        assert_eq!(start("{\"a\": -12.5e3 ,", 14), Some(6));
+        assert_eq!(start("[9007199254740992]", 17), Some(1));
+        assert_eq!(start("[1.5", 3), Some(1));
+        // At a string's closing quote, escapes included.
+        assert_eq!(start(r#"{"a": "x\"y\\"}"#, 13), Some(6));
+        assert_eq!(start("[true,", 5), Some(1));
+        assert_eq!(start("{\"a\": {", 6), Some(6));
+        // Not a value, or a value whose start is not at hand.
+        assert_eq!(start("[:", 1), None);
+        assert_eq!(start("\"abc", 4), None);
+        let b = b"123456";
+        assert_eq!(value_start(|o| (o >= 2).then(|| b[o as usize]), 5), None);
     }
 
     #[test]

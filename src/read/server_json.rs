@@ -100,7 +100,7 @@ pub(crate) fn read_export<R: Read>(
         Some(Fault::BadType) => ReadError::new(
             ErrorCode::JsonShape,
             file,
-            at(input.string_start(&err), path),
+            at(input.value_start(&err), path.map(|p| format!("{p}.type"))),
             json_message(&err),
         )
         .into(),
@@ -960,6 +960,7 @@ impl<'de> Visitor<'de> for ExportSeed<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Position;
 
     fn read(s: &str) -> Result<ServerMetricsExport, ReadError> {
         read_server_metrics_json("t.json", s.as_bytes(), &FamilyFilter::all())
@@ -1021,7 +1022,16 @@ mod tests {
     fn unknown_type_string_is_a_shape_error() {
         let err = read(&ONE.replace("\"counter\"", "\"summary\"")).expect_err("bad type");
         assert_eq!(err.code, ErrorCode::JsonShape);
-        assert_eq!(err.position.json_path.as_deref(), Some("metrics.vllm:x"));
+        assert_eq!(
+            err.position.json_path.as_deref(),
+            Some("metrics.vllm:x.type")
+        );
+        // At the value, though serde_json read on to the family's end.
+        assert_eq!(err.position, {
+            let mut p = Position::line_col(9, 35);
+            p.json_path = Some("metrics.vllm:x.type".to_string());
+            p
+        });
         assert!(err.message.contains("summary"), "{}", err.message);
     }
 
