@@ -9,8 +9,9 @@
 //!   of `counter` families (profiling and warmup), the CSV's counter `total`, a raw scrape
 //!   sample or Prometheus text sample of a counter;
 //! - a histogram's counts: bucket values and `count` (never `sum`, which is not a count);
-//! - per-request token counts (`profile_export.jsonl` `input_sequence_length`,
-//!   `output_sequence_length`, `usage_prompt_tokens`) and the run summary's counts
+//! - the per-request token counts kvledger reads (`profile_export.jsonl`
+//!   `input_sequence_length`, `output_sequence_length`, `usage_prompt_tokens`; the record's
+//!   other metrics are not read, so they never travel) and the run summary's counts
 //!   (`request_count`, `completed_request_count`, `error_request_count`, `total_isl`,
 //!   `total_osl`, warmup `request_count` and `error_request_count`).
 //!

@@ -26,10 +26,16 @@ const CHUNK: usize = 64 * 1024;
 /// the request is for the string token ending at the last byte read (a key just read), and is
 /// answered before the next byte is handed out (or by [`TrackedReader::settle`] after an
 /// error).
+///
+/// So that the byte-by-byte path does not also test for a request, a request lowers the
+/// reader's fast-path limit to 0: the next read takes the slow path, which answers it.
 #[derive(Default)]
 pub(crate) struct Marks {
     requested: Cell<bool>,
     found: Cell<Option<LineCol>>,
+    /// Bytes of the current chunk the reader may hand out without a check (0 when a request
+    /// waits).
+    limit: Cell<usize>,
 }
 
 impl Marks {
@@ -37,6 +43,7 @@ impl Marks {
     pub(crate) fn request(&self) {
         self.requested.set(true);
         self.found.set(None);
+        self.limit.set(0);
     }
 
     /// The answer to the last request, if there is one.
@@ -323,21 +330,21 @@ pub(crate) fn at(pos: Option<LineCol>, json_path: Option<String>) -> Position {
 impl<R: Read> Read for TrackedReader<'_, R> {
     #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        // serde_json asks for one byte at a time: that path is one comparison and a copy.
+        if let ([dst], true) = (&mut *buf, self.pos < self.marks.limit.get()) {
+            if let Some(&b) = self.cur.get(self.pos) {
+                *dst = b;
+                self.pos += 1;
+                return Ok(1);
+            }
+        }
         if self.marks.requested.get() {
             self.settle();
         }
         if self.pos >= self.cur_len {
             self.refill()?;
         }
-        // serde_json asks for one byte at a time: no `memcpy` call for that.
-        if let ([dst], Some(&b)) = (
-            &mut *buf,
-            self.cur.get(..self.cur_len).and_then(|c| c.get(self.pos)),
-        ) {
-            *dst = b;
-            self.pos += 1;
-            return Ok(1);
-        }
+        self.marks.limit.set(self.cur_len);
         let avail = self.cur.get(self.pos..self.cur_len).unwrap_or_default();
         let n = avail.len().min(buf.len());
         if let (Some(dst), Some(src)) = (buf.get_mut(..n), avail.get(..n)) {
