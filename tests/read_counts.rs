@@ -320,6 +320,16 @@ fn jsonl_counters_by_name_and_histogram_counts() {
     );
 }
 
+/// A family key repeated in one record (its samples merge): the refusal points at the value in
+/// the occurrence that holds it, also after an occurrence of legacy summary samples only.
+#[test]
+fn jsonl_repeated_family_keys() {
+    let line = "{\"endpoint_url\":\"u\",\"timestamp_ns\":1,\"metrics\":{\"vllm:prompt_tokens\":[{\"summary\":{\"0.5\":1},\"sum\":1,\"count\":1}],\"vllm:prompt_tokens\":[{\"value\":5}],\"vllm:prompt_tokens\":[{\"value\":9007199254740992}]}}\n";
+    let e = jsonl(line).expect_err("third occurrence");
+    let at = line_col(line, line.find(ABOVE).expect("value"));
+    assert_refused(&e, at, Some("metrics.vllm:prompt_tokens[0].value"), ABOVE);
+}
+
 /// A family that is neither typed (JSONL has no types) nor a counter by name may be a gauge:
 /// the reader keeps where its large values are, and the run refuses them only when another
 /// export types the family as a counter.

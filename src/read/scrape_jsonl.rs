@@ -36,7 +36,7 @@ use crate::read::FamilyFilter;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use std::cell::RefCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// Read a `server_metrics_export.jsonl`. See the module docs.
@@ -46,6 +46,8 @@ pub fn read_scrapes_jsonl<R: std::io::BufRead>(
     filter: &FamilyFilter,
 ) -> Result<ScrapeSet, ReadError> {
     let mut skipped: BTreeSet<String> = BTreeSet::new();
+    // Whether each family name is a counter by name (decided once per file, not per line).
+    let mut counters: BTreeMap<String, bool> = BTreeMap::new();
     let mut scrapes = Vec::new();
     let mut buf: Vec<u8> = Vec::new();
     let mut line_no: usize = 0;
@@ -80,13 +82,34 @@ pub fn read_scrapes_jsonl<R: std::io::BufRead>(
         } else {
             text
         };
-        scrapes.push(parse_line(file, line_no, text, filter, &mut skipped)?);
+        let seen = Seen {
+            skipped: &mut skipped,
+            counters: &mut counters,
+        };
+        scrapes.push(parse_line(file, line_no, text, filter, seen)?);
     }
     Ok(ScrapeSet {
         source: ScrapeSource::Jsonl,
         scrapes,
         skipped_families: u32::try_from(skipped.len()).unwrap_or(u32::MAX),
     })
+}
+
+/// What the reader keeps across lines: skipped family names, and which names are counters.
+struct Seen<'a> {
+    skipped: &'a mut BTreeSet<String>,
+    counters: &'a mut BTreeMap<String, bool>,
+}
+
+impl Seen<'_> {
+    fn is_counter(&mut self, name: &str) -> bool {
+        if let Some(&c) = self.counters.get(name) {
+            return c;
+        }
+        let c = counter_by_name(name);
+        self.counters.insert(name.to_string(), c);
+        c
+    }
 }
 
 /// Where a sample sits in its record: the family key (and which occurrence of it) and the
@@ -136,7 +159,7 @@ fn parse_line(
     line: usize,
     text: &str,
     filter: &FamilyFilter,
-    skipped: &mut BTreeSet<String>,
+    seen: Seen<'_>,
 ) -> Result<Scrape, ReadError> {
     let bytes = text.as_bytes();
     let notes = RefCell::new(Notes::default());
@@ -144,7 +167,7 @@ fn parse_line(
     let mut track = serde_path_to_error::Track::new();
     let seed = RecordSeed {
         filter,
-        skipped,
+        seen,
         notes: &notes,
     };
     let result = seed
@@ -231,7 +254,7 @@ struct RawRecord {
 
 struct RecordSeed<'a> {
     filter: &'a FamilyFilter,
-    skipped: &'a mut BTreeSet<String>,
+    seen: Seen<'a>,
     notes: &'a RefCell<Notes>,
 }
 
@@ -273,7 +296,10 @@ impl<'de> Visitor<'de> for RecordSeed<'_> {
                 "metrics" => {
                     rec.families = Some(map.next_value_seed(MetricsSeed {
                         filter: self.filter,
-                        skipped: &mut *self.skipped,
+                        seen: Seen {
+                            skipped: &mut *self.seen.skipped,
+                            counters: &mut *self.seen.counters,
+                        },
                         notes: self.notes,
                     })?)
                 }
@@ -354,7 +380,7 @@ impl<'de> Visitor<'de> for TimestampVisitor {
 /// The `metrics` object: `{family: [sample…]}`, filtered as it is read.
 struct MetricsSeed<'a> {
     filter: &'a FamilyFilter,
-    skipped: &'a mut BTreeSet<String>,
+    seen: Seen<'a>,
     notes: &'a RefCell<Notes>,
 }
 
@@ -372,25 +398,35 @@ impl<'de> Visitor<'de> for MetricsSeed<'_> {
         f.write_str("an object of metric families")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out: Vec<ScrapeFamily> = Vec::new();
-        // Occurrences of each kept family key so far (a key may repeat; its samples merge).
+        // Occurrences of each kept family key so far (a key may repeat; its samples merge),
+        // and of keys whose samples were all legacy summaries (rare; not kept).
         let mut occurrences: Vec<usize> = Vec::new();
+        let mut summaries_only: Vec<(String, usize)> = Vec::new();
         while let Some(KeyName(name)) = map.next_key::<KeyName>()? {
             if !self.filter.wants(&name) {
                 map.next_value::<IgnoredAny>()?;
-                self.skipped.insert(name);
+                self.seen.skipped.insert(name);
                 continue;
             }
             let known = out.iter().position(|f| f.name == name);
-            let nth = known.and_then(|i| occurrences.get(i).copied()).unwrap_or(0);
+            let nth = known.and_then(|i| occurrences.get(i).copied()).unwrap_or(0)
+                + summaries_only
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map_or(0, |(_, c)| *c);
             let samples = map.next_value_seed(SamplesSeed {
-                counter: counter_by_name(&name),
+                counter: self.seen.is_counter(&name),
                 family: &name,
                 nth,
                 notes: self.notes,
             })?;
             if samples.samples.is_empty() && samples.skipped_summaries > 0 {
+                match summaries_only.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, c)) => *c += 1,
+                    None => summaries_only.push((name, 1)),
+                }
                 continue;
             }
             match known.and_then(|i| Some((out.get_mut(i)?, occurrences.get_mut(i)?))) {
