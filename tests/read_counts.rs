@@ -199,23 +199,29 @@ fn csv(text: &str) -> Result<ServerMetricsExport, ReadError> {
 #[test]
 fn csv_counter_totals_and_histogram_counts() {
     let text = fixture(CSV);
-    for (lead, old) in [
+    for (lead, old, what) in [
         // A counter's total; a histogram's count; a bucket count inside the `buckets` cell.
         (
             "localhost:8889,counter,process_cpu_seconds,seconds,",
             "217.3300",
+            "`total` of `process_cpu_seconds`",
         ),
         (
             "localhost:8889,histogram,vllm:e2e_request_latency_seconds,seconds,",
             "195",
+            "`count` of `vllm:e2e_request_latency_seconds`",
         ),
-        (";2.0=", "15"),
+        (
+            ";2.0=",
+            "15",
+            "count of bucket `2.0` of `http_request_duration_highr_seconds`",
+        ),
     ] {
         let (ok, _) = edit(&text, lead, old, 0, MAX);
         csv(&ok).expect("2^53 - 1 is read");
         let (bad, at) = edit(&text, lead, old, 0, ABOVE);
         let e = csv(&bad).expect_err(lead);
-        assert_refused(&e, at, None, ABOVE);
+        assert_refused(&e, at, None, &format!("{what} is {ABOVE}"));
     }
     let (ok, _) = edit(
         &text,

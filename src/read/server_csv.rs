@@ -477,19 +477,24 @@ pub(crate) fn endpoint_url_from_display(display: &str) -> String {
 }
 
 /// A stat cell's number; a count (`total` of a counter, `count` of a histogram) above
-/// 2^53 − 1 is refused.
-fn parse_number(row: &Row<'_>, i: usize, column: &str, is_count: bool) -> Result<f64, ReadError> {
+/// 2^53 − 1 is refused, naming the metric.
+fn parse_number(
+    row: &Row<'_>,
+    i: usize,
+    column: &str,
+    count_of: Option<&str>,
+) -> Result<f64, ReadError> {
     let s = row.cell(i);
     let v = s
         .trim()
         .parse::<f64>()
         .map_err(|_| row.err(i, format!("column `{column}`: `{s}` is not a number")))?;
-    if is_count && count::too_large(v) {
+    if let Some(metric) = count_of.filter(|_| count::too_large(v)) {
         let lead = s.len() - s.trim_start().len();
         return Err(count::refuse(
             row.file,
             row.pos(i, lead),
-            &format!("column `{column}` of `{}`", row.cell(0).trim()),
+            &format!("`{column}` of `{metric}`"),
             s.trim(),
         ));
     }
@@ -539,7 +544,9 @@ fn read_metric_row(
             (StatKind::Counter, "total") | (StatKind::Histogram, "count")
         );
         match cols.stats.get(s).copied() {
-            Some(i) if !row.cell(i).is_empty() => parse_number(row, i, s, is_count).map(Some),
+            Some(i) if !row.cell(i).is_empty() => {
+                parse_number(row, i, s, is_count.then_some(name)).map(Some)
+            }
             _ => Ok(None),
         }
     };
@@ -585,7 +592,9 @@ fn read_metric_row(
         }),
     };
     let buckets = match (metric_type, cols.buckets) {
-        (MetricType::Histogram, Some(i)) if !row.cell(i).is_empty() => Some(parse_buckets(row, i)?),
+        (MetricType::Histogram, Some(i)) if !row.cell(i).is_empty() => {
+            Some(parse_buckets(row, i, name)?)
+        }
         _ => None,
     };
     let mut labels = Labels::new();
@@ -625,7 +634,7 @@ fn read_metric_row(
 
 /// `le=count;le=count;…` in cell order; empty parts (a trailing `;`) are ignored. A count
 /// above 2^53 − 1 is refused at its position in the cell.
-fn parse_buckets(row: &Row<'_>, cell: usize) -> Result<Vec<Bucket>, ReadError> {
+fn parse_buckets(row: &Row<'_>, cell: usize, metric: &str) -> Result<Vec<Bucket>, ReadError> {
     let s = row.cell(cell);
     let mut out = Vec::new();
     // Character offset of each part in the cell.
@@ -659,11 +668,7 @@ fn parse_buckets(row: &Row<'_>, cell: usize) -> Result<Vec<Bucket>, ReadError> {
             return Err(count::refuse(
                 row.file,
                 row.pos(cell, at),
-                &format!(
-                    "count of bucket `{}` of `{}`",
-                    le.trim(),
-                    row.cell(0).trim()
-                ),
+                &format!("count of bucket `{}` of `{metric}`", le.trim()),
                 count_text,
             ));
         }
@@ -997,7 +1002,7 @@ mod tests {
             cells: &cells,
             at: &at,
         };
-        parse_buckets(&row, 1)
+        parse_buckets(&row, 1, "m")
     }
 
     #[test]
