@@ -9,10 +9,12 @@
 //! vectorises), and a position inside the window is computed only when asked for (an error, or
 //! a [`Marks`] request).
 //!
-//! serde_json's own errors sit at the last byte it read; a count refused by a visitor is
-//! reported at the start of its number and a bad string value at its opening quote, found by
-//! walking back over the token. Visitors that need the position of a token they just read (the
-//! key of a repeated family) ask through [`Marks`], answered at the next byte read.
+//! serde_json reports a line and a byte column (the last byte it had read when the error
+//! arose; it may read on a little while closing the objects around the fault): the reader
+//! finds that byte in its window and counts characters. An error about a value (a count a
+//! visitor refused, an unknown family type, a value of the wrong type) is moved back to the
+//! value's first byte ([`value_start`]). Visitors that need the position of a token they just
+//! read (the key of a repeated family) ask through [`Marks`], answered at the next byte read.
 
 use crate::error::{json_code, json_message, ErrorCode, Position, ReadError};
 use crate::read::count;
