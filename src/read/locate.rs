@@ -1,7 +1,7 @@
 //! Where a value sits in JSON text: line and column of the value (and of its key) at a JSON
 //! path, for errors found after parsing (a launch value refused, a timestamp or a count out of
 //! range, a repeated key). Also the conversion of serde_json's positions (byte columns) to
-//! [`Position`](crate::error::Position)'s (character columns).
+//! [`Position`]'s (character columns).
 //!
 //! Lines and columns are 1-based; a column counts UTF-8 characters (not bytes) from the start of
 //! its line. The locator scans the bytes once, without allocating per token and without
@@ -138,8 +138,8 @@ pub(crate) fn serde_offset(text: &[u8], line: usize, column: usize) -> Option<us
     }
 }
 
-/// Convert serde_json's error position in `text` to a character position (see
-/// [`serde_offset`]).
+/// Convert serde_json's error position in `text` (1-based line; column = bytes read on that
+/// line, 0 for the newline before it) to a character position.
 pub fn from_serde(text: &[u8], line: usize, column: usize) -> Option<LineCol> {
     serde_offset(text, line, column).map(|o| position_of_byte(text, o))
 }

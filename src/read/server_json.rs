@@ -17,7 +17,7 @@
 //! then carries the value's JSON path but no line (the value has streamed by):
 //! [`crate::read::read_run`], which can read the file again, adds the line and column.
 //!
-//! Positions: line and character column (see [`crate::read::json_stream`]). A repeated family
+//! Positions: line and character column (see `read/json_stream.rs`). A repeated family
 //! is reported at its second key, an unknown `type` at its value, a refused count at its
 //! number, anything else where serde_json stopped.
 
