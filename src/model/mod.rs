@@ -8,7 +8,9 @@ pub mod server_metrics;
 
 pub use launch::{LaunchFacts, Role};
 pub use profile::{Phase, ProfileEra, ProfileExport, RecordError, RequestRecord, RunSummary};
-pub use scrape::{Sample, SampleValue, Scrape, ScrapeFamily, ScrapeSet, ScrapeSource};
+pub use scrape::{
+    Sample, SampleValue, Scrape, ScrapeFamily, ScrapeSet, ScrapeSource, UntypedLarge,
+};
 pub use server_metrics::{
     Bucket, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats, HistogramStats,
     MetricType, PhaseTimeRanges, Series, ServerMetricsExport, ServerMetricsFormat, Stats,

@@ -2,6 +2,7 @@
 //! captures of `/metrics` taken at known times (e.g. before and after a run).
 
 use super::{Bucket, Labels, MetricType, Phase};
+use crate::error::Position;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
@@ -33,6 +34,24 @@ pub struct Scrape {
     /// Native JSONL `benchmark_phase`; `None` when absent or null (the baseline scrape).
     pub phase: Option<Phase>,
     pub families: Vec<ScrapeFamily>,
+    /// Samples above 2^53 − 1 of families with no type that are not counters by their name
+    /// (`crate::read::names::counter_by_name`), in file order: the reader cannot tell a gauge
+    /// (which may be that large) from a counter (which may not), so it keeps where they are;
+    /// `crate::read::read_run` refuses them (`COUNT_TOO_LARGE`) when another export of the run
+    /// types the family as a counter.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub untyped_large: Vec<UntypedLarge>,
+}
+
+/// A sample of an untyped family above 2^53 − 1 (see [`Scrape::untyped_large`]).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct UntypedLarge {
+    /// The family's name as written.
+    pub family: String,
+    /// The value as written in the file (or as read, for Prometheus text).
+    pub value: String,
+    /// Line, column and (JSONL) JSON path of the value.
+    pub position: Position,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]

@@ -32,12 +32,19 @@
 //! the key or variable and the value): a non-boolean `DISAGG`, an endpoint without a port or
 //! with a non-numeric / out-of-range port, an unknown role, one endpoint under two roles
 //! (two lists, or a list and `endpoint_roles` disagreeing), an unknown `KV_OFFLOADING`, an
-//! unknown JSON key.
+//! unknown JSON key, a key given twice (in one spelling or two).
+//!
+//! A JSON refusal carries the line, the character column and the JSON path of what is refused:
+//! the key for an unknown or repeated key, else the value (a list's item, an `endpoint_roles`
+//! entry's role). Env refusals name the variable in the message.
 
 use crate::error::{ErrorCode, Position, ReadError};
 use crate::model::{LaunchFacts, Role};
+use crate::read::locate::{display_path, locate, Seg};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::fmt;
 
 const OFFLOAD_TIERS: [&str; 7] = ["none", "cpu", "dram", "ssd", "disk", "storage", "remote"];
 
@@ -152,12 +159,39 @@ fn key_of_env(k: &str) -> Option<Key> {
     })
 }
 
-fn bad(file: &str, name: &str, msg: impl Into<String>) -> ReadError {
-    let mut pos = Position::default();
-    if file != "env" {
-        pos.json_path = Some(name.to_string());
+/// Where a launch value came from, for the position of a refusal: the key as written and which
+/// occurrence of it, and what under it is refused. Env variables have no position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Origin {
+    key: String,
+    nth: usize,
+    at: Part,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    /// The key itself (unknown, repeated).
+    Key,
+    /// The key's value.
+    Value,
+    /// Item `i` of the key's array.
+    Item(usize),
+    /// The role of an `endpoint_roles` entry (its key as written, which occurrence).
+    Role(String, usize),
+}
+
+impl Origin {
+    fn of(key: &str, nth: usize) -> Self {
+        Origin {
+            key: key.to_string(),
+            nth,
+            at: Part::Value,
+        }
     }
-    ReadError::new(ErrorCode::LaunchValue, file, pos, msg)
+
+    fn with(&self, at: Part) -> Self {
+        Origin { at, ..self.clone() }
+    }
 }
 
 /// Parse a boolean as launchers write it (the producer accepts `1,true,yes,on`; Python
@@ -170,9 +204,9 @@ fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// Normalise one endpoint to `host:port`.
-fn normalise_endpoint(file: &str, name: &str, raw: &str) -> Result<String, ReadError> {
-    let refuse = |why: &str| bad(file, name, format!("{name}: endpoint `{raw}` {why}"));
+/// Normalise one endpoint to `host:port`; the error says why it is refused.
+fn normalise_endpoint(raw: &str) -> Result<String, String> {
+    let refuse = |why: &str| format!("endpoint `{raw}` {why}");
     let mut s = raw.trim();
     for scheme in ["http://", "https://"] {
         if s.len() >= scheme.len()
@@ -224,14 +258,15 @@ fn normalise_endpoint(file: &str, name: &str, raw: &str) -> Result<String, ReadE
     }
 }
 
-fn split_list(file: &str, name: &str, s: &str) -> Result<Vec<String>, ReadError> {
+/// A comma-separated endpoint list, normalised; items trimmed, empty items ignored.
+fn split_list(s: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     for item in s.split(',') {
         let item = item.trim();
         if item.is_empty() {
             continue;
         }
-        let ep = normalise_endpoint(file, name, item)?;
+        let ep = normalise_endpoint(item)?;
         if !out.contains(&ep) {
             out.push(ep);
         }
@@ -239,38 +274,180 @@ fn split_list(file: &str, name: &str, s: &str) -> Result<Vec<String>, ReadError>
     Ok(out)
 }
 
+/// A launch JSON value: `endpoint_roles` keeps its entries in order with repeats (a JSON map
+/// would keep only the last of two roles given to one endpoint); any other value as parsed.
+enum LaunchValue {
+    Entries(Vec<(String, Value)>),
+    Plain(Value),
+}
+
+impl<'de> Deserialize<'de> for LaunchValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(LaunchValueVisitor)
+    }
+}
+
+struct LaunchValueVisitor;
+
+impl<'de> Visitor<'de> for LaunchValueVisitor {
+    type Value = LaunchValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LaunchValue, A::Error> {
+        let mut out = Vec::new();
+        while let Some(entry) = map.next_entry::<String, Value>()? {
+            out.push(entry);
+        }
+        Ok(LaunchValue::Entries(out))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<LaunchValue, A::Error> {
+        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(LaunchValue::Plain)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<LaunchValue, E> {
+        Ok(LaunchValue::Plain(Value::Bool(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<LaunchValue, E> {
+        Ok(LaunchValue::Plain(Value::from(v)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<LaunchValue, E> {
+        Ok(LaunchValue::Plain(Value::from(v)))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<LaunchValue, E> {
+        Ok(LaunchValue::Plain(Value::from(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<LaunchValue, E> {
+        Ok(LaunchValue::Plain(Value::from(v)))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<LaunchValue, E> {
+        Ok(LaunchValue::Plain(Value::Null))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<LaunchValue, E> {
+        Ok(LaunchValue::Plain(Value::Null))
+    }
+}
+
+impl LaunchValue {
+    /// As a plain JSON value (for messages and the other keys).
+    fn to_value(&self) -> Value {
+        match self {
+            LaunchValue::Plain(v) => v.clone(),
+            LaunchValue::Entries(e) => Value::Object(e.iter().cloned().collect()),
+        }
+    }
+}
+
+/// The launch JSON's top level: its entries in file order, repeats kept.
+struct TopLevel(Vec<(String, LaunchValue)>);
+
+impl<'de> Deserialize<'de> for TopLevel {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TopLevel;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a launch facts object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TopLevel, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = map.next_entry::<String, LaunchValue>()? {
+                    out.push(entry);
+                }
+                Ok(TopLevel(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 /// Accumulates facts from either source, then checks them as a whole.
 struct Builder<'a> {
     file: &'a str,
+    /// The JSON text (positions of refusals); `None` for env.
+    text: Option<&'a str>,
     facts: LaunchFacts,
     /// Which name set each key (to refuse two spellings of one key).
-    seen: Vec<(Key, String)>,
+    seen: Vec<(Key, Origin)>,
+    /// Where each endpoint of the prefill, decode and agg lists came from.
+    list_origins: [Vec<(String, Origin)>; 3],
+    /// Where each `endpoint_roles` entry came from, by normalised endpoint.
+    role_origins: BTreeMap<String, Origin>,
 }
 
 impl<'a> Builder<'a> {
-    fn new(file: &'a str) -> Self {
+    fn new(file: &'a str, text: Option<&'a str>) -> Self {
         Builder {
             file,
+            text,
             facts: LaunchFacts::default(),
             seen: Vec::new(),
+            list_origins: Default::default(),
+            role_origins: BTreeMap::new(),
         }
     }
 
-    fn mark(&mut self, key: Key, name: &str) -> Result<(), ReadError> {
-        if let Some((_, first)) = self.seen.iter().find(|(k, _)| *k == key) {
-            return Err(bad(
-                self.file,
-                name,
-                format!("{name} repeats `{first}` (give one spelling of a key once)"),
-            ));
+    /// A `LAUNCH_VALUE` refusal at `origin` (line, column and path in a JSON file).
+    fn bad(&self, origin: &Origin, msg: impl Into<String>) -> ReadError {
+        let Some(text) = self.text else {
+            return ReadError::new(ErrorCode::LaunchValue, self.file, Position::default(), msg);
+        };
+        let mut path = vec![Seg::Key {
+            name: &origin.key,
+            nth: origin.nth,
+        }];
+        match &origin.at {
+            Part::Key | Part::Value => {}
+            Part::Item(i) => path.push(Seg::Index(*i)),
+            Part::Role(name, nth) => path.push(Seg::Key { name, nth: *nth }),
         }
-        self.seen.push((key, name.to_string()));
+        let mut pos = match locate(text, &path) {
+            Some(found) => {
+                let at = match origin.at {
+                    Part::Key => found.key.unwrap_or(found.value),
+                    _ => found.value,
+                };
+                at.position()
+            }
+            None => Position::default(),
+        };
+        pos.json_path = Some(display_path(&path));
+        ReadError::new(ErrorCode::LaunchValue, self.file, pos, msg)
+    }
+
+    fn mark(&mut self, key: Key, origin: &Origin) -> Result<(), ReadError> {
+        if let Some((_, first)) = self.seen.iter().find(|(k, _)| *k == key) {
+            let name = &origin.key;
+            let msg = if first.key == *name {
+                format!("`{name}` is given twice (give each key once)")
+            } else {
+                format!(
+                    "{name} repeats `{}` (give one spelling of a key once)",
+                    first.key
+                )
+            };
+            return Err(self.bad(&origin.with(Part::Key), msg));
+        }
+        self.seen.push((key, origin.clone()));
         Ok(())
     }
 
+    /// Set an endpoint list (0 prefill, 1 decode, 2 agg) with the origin of each endpoint.
+    fn set_list(&mut self, list: usize, items: Vec<(String, Origin)>) {
+        let endpoints = items.iter().map(|(e, _)| e.clone()).collect();
+        match list {
+            0 => self.facts.prefill_endpoints = endpoints,
+            1 => self.facts.decode_endpoints = endpoints,
+            _ => self.facts.agg_endpoints = endpoints,
+        }
+        if let Some(slot) = self.list_origins.get_mut(list) {
+            *slot = items;
+        }
+    }
+
     /// Set a key from a string value (env, or a JSON string).
-    fn set_str(&mut self, key: Key, name: &str, v: &str) -> Result<(), ReadError> {
-        let file = self.file;
+    fn set_str(&mut self, key: Key, origin: &Origin, v: &str) -> Result<(), ReadError> {
+        let name = origin.key.as_str();
         match key {
             Key::Framework => {
                 let t = v.trim();
@@ -281,9 +458,8 @@ impl<'a> Builder<'a> {
                     return Ok(());
                 }
                 let b = parse_bool(v).ok_or_else(|| {
-                    bad(
-                        file,
-                        name,
+                    self.bad(
+                        origin,
                         format!("{name}=`{v}` is not a boolean (true/false/1/0/yes/no/on/off)"),
                     )
                 })?;
@@ -293,18 +469,20 @@ impl<'a> Builder<'a> {
                     self.facts.enable_prefix_caching = Some(b);
                 }
             }
-            Key::Prefill => self.facts.prefill_endpoints = split_list(file, name, v)?,
-            Key::Decode => self.facts.decode_endpoints = split_list(file, name, v)?,
-            Key::Agg => self.facts.agg_endpoints = split_list(file, name, v)?,
+            Key::Prefill | Key::Decode | Key::Agg => {
+                let list =
+                    split_list(v).map_err(|why| self.bad(origin, format!("{name}: {why}")))?;
+                let items = list.into_iter().map(|e| (e, origin.clone())).collect();
+                self.set_list(list_index(key), items);
+            }
             Key::KvOffloading => {
                 let t = v.trim().to_ascii_lowercase();
                 if t.is_empty() {
                     return Ok(());
                 }
                 if !OFFLOAD_TIERS.contains(&t.as_str()) {
-                    return Err(bad(
-                        file,
-                        name,
+                    return Err(self.bad(
+                        origin,
                         format!("{name}=`{v}` is not one of {}", OFFLOAD_TIERS.join("|")),
                     ));
                 }
@@ -315,9 +493,8 @@ impl<'a> Builder<'a> {
                 self.facts.kv_offload_backend = (!t.is_empty()).then(|| t.to_string());
             }
             Key::Roles => {
-                return Err(bad(
-                    file,
-                    name,
+                return Err(self.bad(
+                    origin,
                     format!("{name} must be an object (endpoint → role)"),
                 ))
             }
@@ -325,9 +502,16 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    fn set_json(&mut self, key: Key, name: &str, v: &Value) -> Result<(), ReadError> {
-        let file = self.file;
-        match (key, v) {
+    fn set_json(&mut self, key: Key, origin: &Origin, v: &LaunchValue) -> Result<(), ReadError> {
+        let name = origin.key.as_str();
+        let plain = match v {
+            LaunchValue::Entries(entries) if key == Key::Roles => {
+                return self.set_roles(origin, entries)
+            }
+            LaunchValue::Entries(_) => v.to_value(),
+            LaunchValue::Plain(p) => p.clone(),
+        };
+        match (key, &plain) {
             (_, Value::Null) => Ok(()),
             (Key::Disagg, Value::Bool(b)) => {
                 self.facts.disaggregated = Some(*b);
@@ -339,131 +523,168 @@ impl<'a> Builder<'a> {
             }
             // The producer writes the backend as metadata: `{"name": "lmcache", "version": ...}`.
             (Key::KvBackend, Value::Object(meta)) => match meta.get("name") {
-                Some(Value::String(n)) => self.set_str(key, name, n),
-                _ => Err(bad(
-                    file,
-                    name,
-                    format!("{name}: `{v}` has no string `name` (the backend)"),
+                Some(Value::String(n)) => self.set_str(key, origin, n),
+                _ => Err(self.bad(
+                    origin,
+                    format!("{name}: `{plain}` has no string `name` (the backend)"),
                 )),
             },
             (Key::Prefill | Key::Decode | Key::Agg, Value::Array(items)) => {
-                let mut list = Vec::new();
-                for item in items {
+                let mut list: Vec<(String, Origin)> = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    let at = origin.with(Part::Item(i));
                     let Value::String(s) = item else {
-                        return Err(bad(
-                            file,
-                            name,
-                            format!("{name}: `{item}` is not an endpoint string"),
-                        ));
+                        return Err(
+                            self.bad(&at, format!("{name}: `{item}` is not an endpoint string"))
+                        );
                     };
-                    for ep in split_list(file, name, s)? {
-                        if !list.contains(&ep) {
-                            list.push(ep);
+                    let eps =
+                        split_list(s).map_err(|why| self.bad(&at, format!("{name}: {why}")))?;
+                    for ep in eps {
+                        if !list.iter().any(|(e, _)| *e == ep) {
+                            list.push((ep, at.clone()));
                         }
                     }
                 }
-                match key {
-                    Key::Prefill => self.facts.prefill_endpoints = list,
-                    Key::Decode => self.facts.decode_endpoints = list,
-                    _ => self.facts.agg_endpoints = list,
-                }
+                self.set_list(list_index(key), list);
                 Ok(())
             }
-            (Key::Roles, Value::Object(map)) => {
-                for (ep, role) in map {
-                    let path = format!("{name}.{ep}");
-                    let norm = normalise_endpoint(file, &path, ep)?;
-                    let Some(r) = role.as_str().and_then(Role::parse) else {
-                        return Err(bad(
-                            file,
-                            &path,
-                            format!("{path}: `{role}` is not a role (prefill, decode, unified, frontend, excluded)"),
-                        ));
-                    };
-                    if let Some(prev) = self.facts.endpoint_roles.insert(norm.clone(), r) {
-                        if prev != r {
-                            return Err(bad(
-                                file,
-                                &path,
-                                format!("{name}: endpoint `{norm}` is given two roles"),
-                            ));
-                        }
-                    }
-                }
-                Ok(())
-            }
-            (Key::Roles, _) => Err(bad(
-                file,
-                name,
-                format!("{name} must be an object (endpoint → role), got `{v}`"),
+            (Key::Roles, _) => Err(self.bad(
+                origin,
+                format!("{name} must be an object (endpoint → role), got `{plain}`"),
             )),
-            (_, Value::String(s)) => self.set_str(key, name, s),
-            _ => Err(bad(file, name, format!("{name}: `{v}` has the wrong type"))),
+            (_, Value::String(s)) => self.set_str(key, origin, s),
+            _ => Err(self.bad(origin, format!("{name}: `{plain}` has the wrong type"))),
         }
     }
 
-    fn finish(self) -> Result<LaunchFacts, ReadError> {
-        let f = self.facts;
-        let mut assigned: BTreeMap<&str, (Role, &str)> = BTreeMap::new();
-        let lists = [
-            (&f.prefill_endpoints, Role::Prefill, "SRT_PREFILL_ENDPOINTS"),
-            (&f.decode_endpoints, Role::Decode, "SRT_DECODE_ENDPOINTS"),
-            (&f.agg_endpoints, Role::Unified, "SRT_AGG_ENDPOINTS"),
-        ];
-        for (list, role, name) in lists {
-            for ep in list {
-                if let Some((_, other)) = assigned.insert(ep.as_str(), (role, name)) {
-                    return Err(bad(
-                        self.file,
-                        name,
-                        format!("endpoint `{ep}` is listed in both {other} and {name}"),
-                    ));
+    /// `endpoint_roles`: each entry in file order; one endpoint (after normalisation) given two
+    /// roles is refused at the second.
+    fn set_roles(&mut self, origin: &Origin, entries: &[(String, Value)]) -> Result<(), ReadError> {
+        let name = origin.key.as_str();
+        for (i, (ep, role)) in entries.iter().enumerate() {
+            let nth = entries.iter().take(i).filter(|(k, _)| k == ep).count();
+            let at = origin.with(Part::Role(ep.clone(), nth));
+            let path = format!("{name}.{ep}");
+            let norm =
+                normalise_endpoint(ep).map_err(|why| self.bad(&at, format!("{path}: {why}")))?;
+            let Some(r) = role.as_str().and_then(Role::parse) else {
+                return Err(self.bad(
+                    &at,
+                    format!("{path}: `{role}` is not a role (prefill, decode, unified, frontend, excluded)"),
+                ));
+            };
+            if let Some(prev) = self.facts.endpoint_roles.insert(norm.clone(), r) {
+                if prev != r {
+                    return Err(
+                        self.bad(&at, format!("{name}: endpoint `{norm}` is given two roles"))
+                    );
                 }
             }
+            self.role_origins.entry(norm).or_insert(at);
         }
-        for (ep, role) in &f.endpoint_roles {
-            if let Some((listed, name)) = assigned.get(ep.as_str()) {
-                if listed != role {
-                    return Err(bad(
-                        self.file,
-                        "endpoint_roles",
+        Ok(())
+    }
+
+    fn finish(self) -> Result<LaunchFacts, ReadError> {
+        let f = &self.facts;
+        let mut assigned: BTreeMap<&str, (Role, &Origin)> = BTreeMap::new();
+        let lists = [
+            (&f.prefill_endpoints, Role::Prefill),
+            (&f.decode_endpoints, Role::Decode),
+            (&f.agg_endpoints, Role::Unified),
+        ];
+        for (i, (list, role)) in lists.into_iter().enumerate() {
+            let origins = self
+                .list_origins
+                .get(i)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            for ep in list {
+                let Some((_, origin)) = origins.iter().find(|(e, _)| e == ep) else {
+                    continue;
+                };
+                if let Some((_, other)) = assigned.insert(ep.as_str(), (role, origin)) {
+                    return Err(self.bad(
+                        origin,
                         format!(
-                            "endpoint `{ep}` is {} in endpoint_roles but listed in {name}",
-                            role.as_str()
+                            "endpoint `{ep}` is listed in both {} and {}",
+                            other.key, origin.key
                         ),
                     ));
                 }
             }
         }
-        Ok(f)
+        for (ep, role) in &f.endpoint_roles {
+            if let Some((listed, list_origin)) = assigned.get(ep.as_str()) {
+                if listed != role {
+                    let at = self.role_origins.get(ep).unwrap_or(list_origin);
+                    return Err(self.bad(
+                        at,
+                        format!(
+                            "endpoint `{ep}` is {} in endpoint_roles but listed in {}",
+                            role.as_str(),
+                            list_origin.key
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(self.facts)
+    }
+}
+
+/// The index of an endpoint list key (prefill, decode, agg).
+fn list_index(key: Key) -> usize {
+    match key {
+        Key::Prefill => 0,
+        Key::Decode => 1,
+        _ => 2,
     }
 }
 
 /// Read launch facts from a JSON object.
 pub fn read_launch_json(file: &str, text: &str) -> Result<LaunchFacts, ReadError> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| ReadError::from_json(file, &e, None))?;
-    let Value::Object(map) = value else {
-        return Err(ReadError::whole(
-            ErrorCode::JsonShape,
-            file,
-            "launch facts must be a JSON object",
-        ));
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let top: TopLevel = match serde_path_to_error::deserialize(de) {
+        Ok(t) => t,
+        Err(e)
+            if e.inner().classify() == serde_json::error::Category::Data
+                && e.path().iter().next().is_none() =>
+        {
+            return Err(ReadError::new(
+                ErrorCode::JsonShape,
+                file,
+                crate::read::locate::locate(text, &[])
+                    .map(|l| l.value.position())
+                    .unwrap_or_default(),
+                "launch facts must be a JSON object",
+            ));
+        }
+        Err(e) => {
+            return Err(ReadError::from_json_text(
+                file,
+                text,
+                e.inner(),
+                Some(e.path()),
+            ))
+        }
     };
-    let mut b = Builder::new(file);
-    for (k, v) in &map {
+    let mut b = Builder::new(file, Some(text));
+    for (i, (k, v)) in top.0.iter().enumerate() {
+        let nth = top.0.iter().take(i).filter(|(o, _)| o == k).count();
+        let origin = Origin::of(k, nth);
         if PRODUCER_KEYS.contains(&k.as_str()) {
             continue;
         }
         let Some(key) = key_of_json(k) else {
-            return Err(bad(
-                file,
-                k,
+            return Err(b.bad(
+                &origin.with(Part::Key),
                 format!("unknown key `{k}` (framework, disaggregated, enable_prefix_caching, prefill_endpoints, decode_endpoints, agg_endpoints, endpoint_roles, kv_offloading, kv_offload_backend, their env names, or the producer's launch keys)"),
             ));
         };
-        b.mark(key, k)?;
-        b.set_json(key, k, v)?;
+        b.mark(key, &origin)?;
+        b.set_json(key, &origin, v)?;
     }
     b.finish()
 }
@@ -473,15 +694,16 @@ pub fn launch_from_env<'a, I>(vars: I) -> Result<LaunchFacts, ReadError>
 where
     I: IntoIterator<Item = (&'a str, &'a str)>,
 {
-    let mut b = Builder::new("env");
+    let mut b = Builder::new("env", None);
     for (k, v) in vars {
         let Some(key) = key_of_env(k) else {
             continue;
         };
         // The last setting of a variable wins, as in a shell.
         b.seen.retain(|(sk, _)| *sk != key);
-        b.mark(key, k)?;
-        b.set_str(key, k, v)?;
+        let origin = Origin::of(k, 0);
+        b.mark(key, &origin)?;
+        b.set_str(key, &origin, v)?;
     }
     b.finish()
 }
@@ -492,7 +714,7 @@ mod tests {
 
     #[test]
     fn endpoints() {
-        let n = |s| normalise_endpoint("f", "X", s);
+        let n = normalise_endpoint;
         assert_eq!(n("HTTP://Host.A:8000/metrics").unwrap(), "host.a:8000");
         assert_eq!(n("10.0.0.1:30000").unwrap(), "10.0.0.1:30000");
         assert_eq!(n("[::1]:80/x").unwrap(), "[::1]:80");

@@ -6,9 +6,12 @@
 //! `FamilyFilter` so unwanted families are skipped without being built.
 
 pub mod artifact;
+pub mod count;
 pub mod discover;
 pub mod filter;
+pub(crate) mod json_stream;
 pub mod launch;
+pub mod locate;
 pub mod names;
 pub mod profile_jsonl;
 pub mod profile_summary;

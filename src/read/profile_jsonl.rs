@@ -14,18 +14,25 @@
 //! - `error`: `{code?, type?, message?}` or null/missing;
 //! - `metrics.usage_prompt_tokens`, `input_sequence_length`, `output_sequence_length`
 //!   `.value`: an integer or an integral float (`123.0`); a fractional, negative or non-number
-//!   value is a `PROFILE_RECORD` error naming the tag.
+//!   value is a `PROFILE_RECORD` error naming the tag, a count above 2^53 − 1 is
+//!   `COUNT_TOO_LARGE` (it cannot travel exactly as a JSON number).
+//!
+//! Every error has the line, the character column of the value and its JSON path (a JSON
+//! syntax error: where serde_json stopped).
 //!
 //! Era per line: `credit_phase` in the metadata → legacy; otherwise any explicit `null` in the
 //! line → explicit nulls (AIPerf before 0.3.0); otherwise omitted nulls. The file's era is the
 //! one all lines share, `Mixed` when they differ, `Empty` without records.
 
-use crate::error::{ErrorCode, Position, ReadError};
+use crate::error::{json_message, json_path, ErrorCode, ReadError};
 use crate::model::{Phase, ProfileEra, ProfileExport, RecordError, RequestRecord};
+use crate::read::count;
+use crate::read::locate::{in_line, serde_in_line, Seg};
 use serde::Deserialize;
 use serde_json::{Number, Value};
 
 #[derive(Deserialize)]
+#[serde(expecting = "a request record object")]
 struct LineDe {
     #[serde(default)]
     metadata: Option<MetaDe>,
@@ -36,6 +43,7 @@ struct LineDe {
 }
 
 #[derive(Deserialize)]
+#[serde(expecting = "a metadata object")]
 struct MetaDe {
     #[serde(default)]
     benchmark_phase: Option<String>,
@@ -58,6 +66,7 @@ struct MetaDe {
 }
 
 #[derive(Deserialize)]
+#[serde(expecting = "a metrics object")]
 struct MetricsDe {
     #[serde(default)]
     usage_prompt_tokens: Option<MetricDe>,
@@ -70,12 +79,14 @@ struct MetricsDe {
 }
 
 #[derive(Deserialize)]
+#[serde(expecting = "a metric object (`value`, `unit`)")]
 struct MetricDe {
     #[serde(default)]
     value: Option<Value>,
 }
 
 #[derive(Deserialize)]
+#[serde(expecting = "an error object")]
 struct ErrorDe {
     #[serde(default)]
     code: Option<i64>,
@@ -109,73 +120,84 @@ fn has_explicit_null(line: &[u8]) -> bool {
     false
 }
 
-fn record_err(file: &str, line: usize, path: &str, msg: impl Into<String>) -> ReadError {
-    let mut pos = Position::line(line);
-    pos.json_path = Some(path.to_string());
-    ReadError::new(ErrorCode::ProfileRecord, file, pos, msg)
+/// One line being read: where errors point.
+struct At<'a> {
+    file: &'a str,
+    line_no: usize,
+    bytes: &'a [u8],
 }
 
-fn ns_value(
-    file: &str,
-    line: usize,
-    path: &str,
-    n: &Option<Number>,
-) -> Result<Option<u64>, ReadError> {
-    match n {
-        None => Ok(None),
-        Some(n) => match n.as_u64() {
-            Some(v) => Ok(Some(v)),
-            None => {
-                let mut pos = Position::line(line);
-                pos.json_path = Some(path.to_string());
-                Err(ReadError::new(
-                    ErrorCode::BadTimestamp,
-                    file,
-                    pos,
-                    format!("`{path}` is {n}; epoch nanoseconds must be a non-negative integer"),
-                ))
-            }
-        },
+impl At<'_> {
+    /// An error at the value under the keys `path` of this line.
+    fn err(&self, code: ErrorCode, path: &[&str], msg: impl Into<String>) -> ReadError {
+        let segs: Vec<Seg<'_>> = path.iter().map(|k| Seg::key(k)).collect();
+        ReadError::new(
+            code,
+            self.file,
+            in_line(self.bytes, self.line_no, &segs),
+            msg,
+        )
     }
 }
 
-/// A token count: an integer or an integral float, non-negative.
-fn count_value(
-    file: &str,
-    line: usize,
-    tag: &str,
-    m: &Option<MetricDe>,
-) -> Result<Option<u64>, ReadError> {
+fn ns_value(at: &At<'_>, path: [&str; 2], n: &Option<Number>) -> Result<Option<u64>, ReadError> {
+    match n {
+        None => Ok(None),
+        Some(n) => n.as_u64().map(Some).ok_or_else(|| {
+            at.err(
+                ErrorCode::BadTimestamp,
+                &path,
+                format!(
+                    "`{}` is {n}; epoch nanoseconds must be a non-negative integer",
+                    path.join(".")
+                ),
+            )
+        }),
+    }
+}
+
+/// A token count: an integer or an integral float, non-negative, at most 2^53 − 1.
+fn count_value(at: &At<'_>, tag: &str, m: &Option<MetricDe>) -> Result<Option<u64>, ReadError> {
     let Some(v) = m.as_ref().and_then(|m| m.value.as_ref()) else {
         return Ok(None);
     };
-    let path = format!("metrics.{tag}.value");
+    let path = ["metrics", tag, "value"];
     let bad = |what: &str| {
-        record_err(
-            file,
-            line,
+        at.err(
+            ErrorCode::ProfileRecord,
             &path,
             format!("metric `{tag}` value {v} is {what}"),
+        )
+    };
+    let too_large = || {
+        at.err(
+            ErrorCode::CountTooLarge,
+            &path,
+            count::message(&format!("token count `{tag}`"), &v.to_string()),
         )
     };
     match v {
         Value::Null => Ok(None),
         Value::Number(n) => {
             if let Some(u) = n.as_u64() {
-                return Ok(Some(u));
+                return if count::too_large_u64(u) {
+                    Err(too_large())
+                } else {
+                    Ok(Some(u))
+                };
             }
             if n.is_i64() {
                 return Err(bad("negative"));
             }
             let f = n.as_f64().unwrap_or(f64::NAN);
-            if !f.is_finite() || f.fract() != 0.0 {
+            if count::too_large(f) {
+                Err(too_large())
+            } else if !f.is_finite() || f.fract() != 0.0 {
                 Err(bad("not an integer"))
             } else if f < 0.0 {
                 Err(bad("negative"))
-            } else if f > 9_007_199_254_740_992.0 {
-                Err(bad("too large to be exact"))
             } else {
-                // Integral, in [0, 2^53]: exact as u64.
+                // Integral, in [0, 2^53 − 1]: exact as u64.
                 Ok(Some(f as u64))
             }
         }
@@ -183,19 +205,13 @@ fn count_value(
     }
 }
 
-fn parse_phase(
-    file: &str,
-    line: usize,
-    path: &str,
-    s: &Option<String>,
-) -> Result<Option<Phase>, ReadError> {
+fn parse_phase(at: &At<'_>, key: &str, s: &Option<String>) -> Result<Option<Phase>, ReadError> {
     match s {
         None => Ok(None),
         Some(s) => Phase::parse(s).map(Some).ok_or_else(|| {
-            record_err(
-                file,
-                line,
-                path,
+            at.err(
+                ErrorCode::ProfileRecord,
+                &["metadata", key],
                 format!("unknown phase `{s}` (warmup or profiling expected)"),
             )
         }),
@@ -207,27 +223,20 @@ fn read_line(
     line_no: usize,
     bytes: &[u8],
 ) -> Result<(RequestRecord, ProfileEra), ReadError> {
+    let at = At {
+        file,
+        line_no,
+        bytes,
+    };
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     let parsed: LineDe = serde_path_to_error::deserialize(de).map_err(|e| {
-        let inner = e.inner();
-        let mut pos = Position::line(line_no);
-        if inner.column() > 0 {
-            pos.column = Some(crate::error::clamp_u32(inner.column()));
-        }
-        let path = e.path().to_string();
-        if !path.is_empty() && path != "." {
-            pos.json_path = Some(path);
-        }
-        let msg = inner.to_string();
-        let msg = match msg.rfind(" at line ") {
-            Some(i) => msg.get(..i).unwrap_or(&msg).to_string(),
-            None => msg,
-        };
+        let mut pos = serde_in_line(bytes, line_no, e.inner());
+        pos.json_path = json_path(e.path());
         ReadError::new(
             ErrorCode::ProfileRecord,
             file,
             pos,
-            format!("not a request record: {msg}"),
+            format!("not a request record: {}", json_message(e.inner())),
         )
     })?;
     let legacy = parsed
@@ -254,27 +263,16 @@ fn read_line(
     };
     let meta = parsed.metadata.unwrap_or(empty_meta);
     let phase = match &meta.benchmark_phase {
-        Some(_) => parse_phase(
-            file,
-            line_no,
-            "metadata.benchmark_phase",
-            &meta.benchmark_phase,
-        )?,
-        None => parse_phase(file, line_no, "metadata.credit_phase", &meta.credit_phase)?,
+        Some(_) => parse_phase(&at, "benchmark_phase", &meta.benchmark_phase)?,
+        None => parse_phase(&at, "credit_phase", &meta.credit_phase)?,
     };
     let mut start = ns_value(
-        file,
-        line_no,
-        "metadata.request_start_ns",
+        &at,
+        ["metadata", "request_start_ns"],
         &meta.request_start_ns,
     )?;
-    let mut end = ns_value(
-        file,
-        line_no,
-        "metadata.request_end_ns",
-        &meta.request_end_ns,
-    )?;
-    let legacy_ts = ns_value(file, line_no, "metadata.timestamp_ns", &meta.timestamp_ns)?;
+    let mut end = ns_value(&at, ["metadata", "request_end_ns"], &meta.request_end_ns)?;
+    let legacy_ts = ns_value(&at, ["metadata", "timestamp_ns"], &meta.timestamp_ns)?;
     let metrics = parsed.metrics;
     if start.is_none() && meta.request_start_ns.is_none() {
         start = legacy_ts;
@@ -292,19 +290,9 @@ fn read_line(
     }
     let (usage, isl, osl) = match &metrics {
         Some(m) => (
-            count_value(file, line_no, "usage_prompt_tokens", &m.usage_prompt_tokens)?,
-            count_value(
-                file,
-                line_no,
-                "input_sequence_length",
-                &m.input_sequence_length,
-            )?,
-            count_value(
-                file,
-                line_no,
-                "output_sequence_length",
-                &m.output_sequence_length,
-            )?,
+            count_value(&at, "usage_prompt_tokens", &m.usage_prompt_tokens)?,
+            count_value(&at, "input_sequence_length", &m.input_sequence_length)?,
+            count_value(&at, "output_sequence_length", &m.output_sequence_length)?,
         ),
         None => (None, None, None),
     };

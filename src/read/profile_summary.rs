@@ -6,55 +6,103 @@
 //! other key are skipped without being materialised (serde's `IgnoredAny`; no `flatten`,
 //! which would buffer them).
 //!
+//! Counts above 2^53 − 1 are refused (`COUNT_TOO_LARGE`, at the number): the `avg` of
+//! `request_count`, `completed_request_count`, `error_request_count`, `total_isl`, `total_osl`
+//! and of the warmup `request_count` / `error_request_count`.
+//!
 //! `min_request_timestamp.avg` / `max_response_timestamp.avg` (epoch ns) are taken exactly
 //! when written as JSON integers. AIPerf usually writes them as floats (`1.78e18`), which have
 //! already lost precision: such a value is taken only when it is an exact integer no larger
 //! than 2^53 (i.e. the float is provably the written integer), otherwise it is `None`.
 
-use crate::error::{ErrorCode, ReadError};
+use crate::error::{json_path, ReadError};
 use crate::model::RunSummary;
-use serde::Deserialize;
+use crate::read::count;
+use crate::read::json_stream::{stream_error, Marks, TrackedReader};
+use serde::{Deserialize, Deserializer};
 use serde_json::Number;
+use std::marker::PhantomData;
 
-#[derive(Deserialize, Default)]
-struct MetricDe {
+/// Whether a metric's `avg` is a count (refused above 2^53 − 1) or another quantity.
+trait AvgKind {
+    const COUNT: bool;
+}
+
+/// `request_count`, `total_isl`, …
+struct IsCount;
+/// Durations, timestamps, ratios.
+struct NotCount;
+
+impl AvgKind for IsCount {
+    const COUNT: bool = true;
+}
+impl AvgKind for NotCount {
+    const COUNT: bool = false;
+}
+
+/// An `avg` as written (an integer stays exact), refused when it is a count above 2^53 − 1.
+struct Avg<K>(Number, PhantomData<K>);
+
+impl<'de, K: AvgKind> Deserialize<'de> for Avg<K> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = Number::deserialize(d)?;
+        let too_large = match n.as_u64() {
+            Some(u) => count::too_large_u64(u),
+            None => n.as_f64().is_some_and(count::too_large),
+        };
+        if K::COUNT && too_large {
+            return Err(count::visitor_refusal(&n));
+        }
+        Ok(Avg(n, PhantomData))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "K: AvgKind"), expecting = "a metric object")]
+struct MetricDe<K> {
     #[serde(default)]
-    avg: Option<Number>,
+    avg: Option<Avg<K>>,
     #[serde(default)]
     unit: Option<String>,
 }
 
+type CountDe = Option<MetricDe<IsCount>>;
+type ValueDe = Option<MetricDe<NotCount>>;
+
 #[derive(Deserialize, Default)]
+#[serde(expecting = "a records object")]
 struct MetricsDe {
     #[serde(default)]
-    request_count: Option<MetricDe>,
+    request_count: CountDe,
     #[serde(default)]
-    error_request_count: Option<MetricDe>,
+    error_request_count: CountDe,
     #[serde(default)]
-    completed_request_count: Option<MetricDe>,
+    completed_request_count: CountDe,
     #[serde(default)]
-    min_request_timestamp: Option<MetricDe>,
+    min_request_timestamp: ValueDe,
     #[serde(default)]
-    max_response_timestamp: Option<MetricDe>,
+    max_response_timestamp: ValueDe,
     #[serde(default)]
-    benchmark_duration: Option<MetricDe>,
+    benchmark_duration: ValueDe,
     #[serde(default)]
-    total_isl: Option<MetricDe>,
+    total_isl: CountDe,
     #[serde(default)]
-    total_osl: Option<MetricDe>,
+    total_osl: CountDe,
     #[serde(default)]
-    theoretical_prefix_cache_hit: Option<MetricDe>,
+    theoretical_prefix_cache_hit: ValueDe,
 }
 
 #[derive(Deserialize, Default)]
+#[serde(expecting = "a warmup metrics object")]
 struct WarmupDe {
     #[serde(default)]
-    request_count: Option<MetricDe>,
+    request_count: CountDe,
     #[serde(default)]
-    error_request_count: Option<MetricDe>,
+    error_request_count: CountDe,
 }
 
 #[derive(Deserialize)]
+#[serde(expecting = "an AIPerf run summary object")]
 struct SummaryDe {
     #[serde(default)]
     schema_version: Option<String>,
@@ -63,23 +111,23 @@ struct SummaryDe {
     #[serde(default)]
     benchmark_id: Option<String>,
     #[serde(default)]
-    request_count: Option<MetricDe>,
+    request_count: CountDe,
     #[serde(default)]
-    error_request_count: Option<MetricDe>,
+    error_request_count: CountDe,
     #[serde(default)]
-    completed_request_count: Option<MetricDe>,
+    completed_request_count: CountDe,
     #[serde(default)]
-    min_request_timestamp: Option<MetricDe>,
+    min_request_timestamp: ValueDe,
     #[serde(default)]
-    max_response_timestamp: Option<MetricDe>,
+    max_response_timestamp: ValueDe,
     #[serde(default)]
-    benchmark_duration: Option<MetricDe>,
+    benchmark_duration: ValueDe,
     #[serde(default)]
-    total_isl: Option<MetricDe>,
+    total_isl: CountDe,
     #[serde(default)]
-    total_osl: Option<MetricDe>,
+    total_osl: CountDe,
     #[serde(default)]
-    theoretical_prefix_cache_hit: Option<MetricDe>,
+    theoretical_prefix_cache_hit: ValueDe,
     #[serde(default)]
     records: Option<MetricsDe>,
     #[serde(default)]
@@ -92,14 +140,14 @@ struct SummaryDe {
     warmup_metrics: Option<WarmupDe>,
 }
 
-fn avg(m: &Option<MetricDe>) -> Option<f64> {
+fn avg<K>(m: &Option<MetricDe<K>>) -> Option<f64> {
     m.as_ref()
         .and_then(|m| m.avg.as_ref())
-        .and_then(Number::as_f64)
+        .and_then(|a| a.0.as_f64())
 }
 
-fn avg_ns(m: &Option<MetricDe>) -> Option<u64> {
-    let n = m.as_ref().and_then(|m| m.avg.as_ref())?;
+fn avg_ns<K>(m: &Option<MetricDe<K>>) -> Option<u64> {
+    let n = &m.as_ref().and_then(|m| m.avg.as_ref())?.0;
     if let Some(u) = n.as_u64() {
         return Some(u);
     }
@@ -112,52 +160,26 @@ fn avg_ns(m: &Option<MetricDe>) -> Option<u64> {
     }
 }
 
-/// A reader that notes whether any non-whitespace byte went through (to tell an empty file
-/// from a truncated one).
-struct NoteContent<R> {
-    inner: R,
-    seen: bool,
-}
-
-impl<R: std::io::Read> std::io::Read for NoteContent<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        if !self.seen {
-            self.seen = buf
-                .get(..n)
-                .is_some_and(|b| b.iter().any(|c| !c.is_ascii_whitespace()));
-        }
-        Ok(n)
-    }
-}
-
 /// Read a run summary.
 pub fn read_run_summary<R: std::io::Read>(file: &str, reader: R) -> Result<RunSummary, ReadError> {
-    let mut note = NoteContent {
-        inner: reader,
-        seen: false,
-    };
-    let result = {
-        let mut de = serde_json::Deserializer::from_reader(&mut note);
-        match serde_path_to_error::deserialize::<_, SummaryDe>(&mut de) {
-            Ok(s) => de.end().map(|()| s).map_err(|e| (e, None)),
-            Err(e) => {
-                let path = Some(e.path().to_string());
-                Err((e.into_inner(), path))
-            }
+    let marks = Marks::default();
+    let mut input = TrackedReader::new(reader, &marks);
+    let (err, path) = {
+        let mut de = serde_json::Deserializer::from_reader(&mut input);
+        let mut track = serde_path_to_error::Track::new();
+        let parsed =
+            SummaryDe::deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
+        match parsed.and_then(|s| de.end().map(|()| s)) {
+            Ok(s) => return Ok(summary(s)),
+            Err(e) => (e, json_path(&track.path())),
         }
     };
-    let s = match result {
-        Ok(s) => s,
-        Err((e, _)) if e.is_eof() && !note.seen => {
-            return Err(ReadError::whole(
-                ErrorCode::EmptyInput,
-                file,
-                "the run summary is empty",
-            ));
-        }
-        Err((e, path)) => return Err(ReadError::from_json(file, &e, path)),
-    };
+    Err(stream_error(file, &mut input, &err, path, |p| {
+        format!("run summary count at `{p}`")
+    }))
+}
+
+fn summary(s: SummaryDe) -> RunSummary {
     let legacy = s.records.is_some();
     let m = match s.records {
         Some(r) => r,
@@ -174,7 +196,7 @@ pub fn read_run_summary<R: std::io::Read>(file: &str, reader: R) -> Result<RunSu
         },
     };
     let warm = s.warmup_metrics.unwrap_or_default();
-    Ok(RunSummary {
+    RunSummary {
         schema_version: s.schema_version,
         aiperf_version: s.aiperf_version,
         benchmark_id: s.benchmark_id,
@@ -194,5 +216,5 @@ pub fn read_run_summary<R: std::io::Read>(file: &str, reader: R) -> Result<RunSu
         was_cancelled: s.was_cancelled,
         warmup_request_count: avg(&warm.request_count),
         warmup_error_request_count: avg(&warm.error_request_count),
-    })
+    }
 }

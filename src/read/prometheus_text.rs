@@ -23,11 +23,21 @@
 //! `None`. Families the filter does not want are skipped before their samples are built
 //! (their lines are still checked for syntax, so errors do not depend on the filter).
 //!
+//! Counts above 2^53 − 1 are refused (`COUNT_TOO_LARGE`, at the value; see
+//! [`crate::read::count`]): counter values, histogram bucket and `_count` values, and the
+//! values of untyped families that are counters by their name ([`counter_by_name`]); the
+//! large values of other untyped families are kept in [`Scrape::untyped_large`] for the run
+//! to decide. Like syntax, this is checked whatever the family filter.
+//!
 //! Errors are `PROM_SYNTAX` with a 1-based line and a 1-based column counted in characters;
 //! a line that is not UTF-8 is `NOT_UTF8`.
 
 use crate::error::{ErrorCode, Position, ReadError};
-use crate::model::{Bucket, Labels, MetricType, Sample, SampleValue, Scrape, ScrapeFamily};
+use crate::model::{
+    Bucket, Labels, MetricType, Sample, SampleValue, Scrape, ScrapeFamily, UntypedLarge,
+};
+use crate::read::count;
+use crate::read::names::counter_by_name;
 use crate::read::{CaptureMeta, FamilyFilter};
 use std::collections::BTreeMap;
 
@@ -178,14 +188,14 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn err_at(&self, line: &str, byte: usize, msg: impl Into<String>) -> ReadError {
+    /// Line and character column of byte `byte` of `line`.
+    fn at(&self, line: &str, byte: usize) -> Position {
         let col = line.get(..byte).map_or(1, |s| s.chars().count() + 1);
-        ReadError::new(
-            ErrorCode::PromSyntax,
-            self.file,
-            Position::line_col(self.line_no, col),
-            msg,
-        )
+        Position::line_col(self.line_no, col)
+    }
+
+    fn err_at(&self, line: &str, byte: usize, msg: impl Into<String>) -> ReadError {
+        ReadError::new(ErrorCode::PromSyntax, self.file, self.at(line, byte), msg)
     }
 }
 
@@ -208,6 +218,8 @@ fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
 struct RawSample {
     labels: Vec<(String, String)>,
     value: f64,
+    /// Byte index of the value in the line.
+    value_at: usize,
     timestamp_ms: Option<i64>,
 }
 
@@ -271,6 +283,7 @@ fn parse_sample(ctx: &Ctx<'_>, line: &str, build: bool) -> Result<RawSample, Rea
     Ok(RawSample {
         labels,
         value,
+        value_at: v_start,
         timestamp_ms,
     })
 }
@@ -369,6 +382,49 @@ fn parse_labels(
     }
 }
 
+/// Refuse a count above 2^53 − 1 (`COUNT_TOO_LARGE`, at the value): the value of a counter
+/// (declared, or untyped and a counter by its name), a histogram bucket or `_count`. Returns
+/// the large value of an untyped family that is not a counter by name (it may be a gauge; the
+/// run decides). Summaries, `_created` samples and dropped families are not counted.
+fn check_count(
+    ctx: &Ctx<'_>,
+    line: &str,
+    family: &str,
+    decl: DeclType,
+    role: SampleRole,
+    sample: &RawSample,
+) -> Result<Option<UntypedLarge>, ReadError> {
+    if !count::too_large(sample.value) || dropped_family(family) {
+        return Ok(None);
+    }
+    let what = match (decl, role) {
+        (DeclType::Counter, SampleRole::Value) => "counter value",
+        (DeclType::Histogram, SampleRole::Bucket) => "histogram bucket count",
+        (DeclType::Histogram, SampleRole::Count) => "histogram count",
+        (DeclType::Untyped, SampleRole::Value) if counter_by_name(family) => "counter value",
+        (DeclType::Untyped, SampleRole::Value) => {
+            return Ok(Some(UntypedLarge {
+                family: family.to_string(),
+                value: value_text(line, sample.value_at).to_string(),
+                position: ctx.at(line, sample.value_at),
+            }))
+        }
+        _ => return Ok(None),
+    };
+    Err(count::refuse(
+        ctx.file,
+        ctx.at(line, sample.value_at),
+        &format!("{what} of `{family}`"),
+        value_text(line, sample.value_at),
+    ))
+}
+
+/// The sample value as written, from its first byte.
+fn value_text(line: &str, at: usize) -> &str {
+    let rest = line.get(at..).unwrap_or("");
+    rest.split([' ', '\t']).next().unwrap_or(rest)
+}
+
 fn unescape_help(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars();
@@ -414,6 +470,7 @@ pub fn read_prometheus_text<R: std::io::BufRead>(
     let mut kept_samples = 0usize;
     let mut timed_samples = 0usize;
     let mut max_ts: Option<i64> = None;
+    let mut untyped_large: Vec<UntypedLarge> = Vec::new();
 
     loop {
         buf.clear();
@@ -526,6 +583,11 @@ pub fn read_prometheus_text<R: std::io::BufRead>(
         };
         let keep = keep && role != SampleRole::Created;
         let sample = parse_sample(&ctx, line, keep)?;
+        if let Some(large) = check_count(&ctx, line, &fam_name, decl, role, &sample)? {
+            if keep {
+                untyped_large.push(large);
+            }
+        }
         if !keep {
             continue;
         }
@@ -638,6 +700,7 @@ pub fn read_prometheus_text<R: std::io::BufRead>(
         timestamp_ns,
         phase: None,
         families,
+        untyped_large,
     })
 }
 

@@ -8,11 +8,17 @@ use super::profile_summary::read_run_summary;
 use super::prometheus_text::read_prometheus_text;
 use super::scrape_jsonl::read_scrapes_jsonl;
 use super::server_csv::read_server_metrics_csv;
-use super::server_json::read_server_metrics_json;
+use super::server_json::{read_export, Refusal};
 use crate::error::{ErrorCode, Position, ReadError};
-use crate::model::{LaunchFacts, ProfileExport, RunSummary, Scrape, ServerMetricsExport};
+use crate::model::{
+    LaunchFacts, MetricType, ProfileExport, RunSummary, Scrape, ServerMetricsExport,
+};
+use crate::read::count;
+use crate::read::locate::locate_bytes;
+use crate::read::names::canonical_family;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 
@@ -147,14 +153,20 @@ pub struct Run {
     pub launch: Option<LaunchFacts>,
 }
 
-#[derive(Deserialize, schemars::JsonSchema)]
+/// One capture of `captures.json`. (Not `#[serde(flatten)]` over [`CaptureMeta`]: flatten
+/// loses the JSON path of an error inside it.)
+#[derive(Deserialize)]
+#[serde(expecting = "a capture object (`file`, `endpoint_url`, `timestamp_ns`)")]
 struct CaptureManifestEntry {
     file: String,
-    #[serde(flatten)]
-    meta: CaptureMeta,
+    #[serde(default)]
+    endpoint_url: Option<String>,
+    #[serde(default)]
+    timestamp_ns: Option<u64>,
 }
 
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(Deserialize)]
+#[serde(expecting = "a capture manifest object (`captures`)")]
 struct CaptureManifest {
     captures: Vec<CaptureManifestEntry>,
 }
@@ -216,10 +228,14 @@ fn capture_meta(
             let text = f.read_text()?;
             let de = &mut serde_json::Deserializer::from_str(&text);
             let manifest: CaptureManifest = serde_path_to_error::deserialize(de).map_err(|e| {
-                ReadError::from_json(&f.name, e.inner(), Some(e.path().to_string()))
+                ReadError::from_json_text(&f.name, &text, e.inner(), Some(e.path()))
             })?;
             for entry in manifest.captures {
-                captures.insert(base_name(&entry.file).to_string(), entry.meta);
+                let meta = CaptureMeta {
+                    endpoint_url: entry.endpoint_url,
+                    timestamp_ns: entry.timestamp_ns,
+                };
+                captures.insert(base_name(&entry.file).to_string(), meta);
             }
         }
     }
@@ -249,6 +265,65 @@ fn sort_scrapes(mut scrapes: Vec<(Scrape, String, usize)>) -> (Vec<Scrape>, Vec<
             ))
     });
     scrapes.into_iter().map(|(s, f, _)| (s, f)).unzip()
+}
+
+/// A refusal the server-metrics JSON reader decided after the value streamed by (see
+/// `server_json`): read the file again to give it its line and column.
+fn place_late_refusal(f: &InputFile<'_>, r: Refusal) -> ReadError {
+    let mut err = r.error;
+    if let (Some(path), Ok(reader)) = (r.relocate, f.open()) {
+        let bytes = reader.bytes().map_while(Result::ok);
+        if let Some(found) = locate_bytes(bytes, &path.segs()) {
+            err.position.line = Some(found.value.line);
+            err.position.column = Some(found.value.column);
+        }
+    }
+    err
+}
+
+/// Refuse the large values of untyped scrape families (`Scrape::untyped_large`: not counters
+/// by their name) that another export of the run types as counters: the server-metrics JSON
+/// or CSV, or a Prometheus capture with `# TYPE` (any endpoint; families are matched by
+/// canonical name). The first in file order is reported.
+fn refuse_typed_counters(
+    scrapes: &[(Scrape, String, usize)],
+    server_json: &Option<(String, ServerMetricsExport)>,
+    server_csv: &Option<(String, ServerMetricsExport)>,
+) -> Result<(), ReadError> {
+    if scrapes.iter().all(|(s, _, _)| s.untyped_large.is_empty()) {
+        return Ok(());
+    }
+    let mut counters: BTreeSet<String> = BTreeSet::new();
+    for (_, export) in server_json.iter().chain(server_csv) {
+        for (_, fam) in export.families() {
+            if fam.metric_type == MetricType::Counter {
+                counters.insert(canonical_family(&fam.name));
+            }
+        }
+    }
+    for (s, _, _) in scrapes {
+        for fam in &s.families {
+            if fam.metric_type == Some(MetricType::Counter) {
+                counters.insert(canonical_family(&fam.name));
+            }
+        }
+    }
+    for (s, file, _) in scrapes {
+        for large in &s.untyped_large {
+            if counters.contains(&canonical_family(&large.family)) {
+                return Err(count::refuse(
+                    file,
+                    large.position.clone(),
+                    &format!(
+                        "counter value of `{}` (a counter in another export of the run)",
+                        large.family
+                    ),
+                    &large.value,
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Read every file of one run. Files are processed in name order, so the result does not
@@ -286,7 +361,8 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
         });
         match kind {
             ArtifactKind::ServerMetricsJson => {
-                let export = read_server_metrics_json(&f.name, f.open()?, &options.families)?;
+                let export = read_export(&f.name, f.open()?, &options.families)
+                    .map_err(|r| place_late_refusal(f, r))?;
                 note_id(&f.name, &export.benchmark_id);
                 only_once(&mut server_json, &f.name, export)?;
             }
@@ -340,6 +416,7 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
         ));
     }
 
+    refuse_typed_counters(&scrapes, &server_json, &server_csv)?;
     let (scrapes, scrape_files) = sort_scrapes(scrapes);
 
     ignored.sort();

@@ -1,7 +1,7 @@
 //! Native discovery of the runs in a directory, as AIPerf and its harnesses lay them out.
 //!
 //! The tree is walked (hidden entries and symlinked folders skipped, depth and file count
-//! bounded), then grouped by the pure [`group_runs_by`](super::discover::group_runs_by) with
+//! bounded), then grouped by the pure [`group_runs_by`] with
 //! names recognised by name and extension and, where the name does not tell, by the first
 //! 4 KiB. A folder that is one run (`dir`, `dir/aiperf_artifacts/`,
 //! `dir/aiperf_artifacts/run_0/`, with `dir/launch.json` and captures) gives one run; a sweep

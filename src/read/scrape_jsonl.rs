@@ -13,17 +13,30 @@
 //! keys are kept exactly as written, in file order. A `null` value, sum, count or bucket count
 //! is read as NaN (orjson and msgspec write non-finite floats as `null`).
 //!
+//! Counts above 2^53 − 1 are refused (`COUNT_TOO_LARGE`, see [`crate::read::count`]): a
+//! histogram sample's bucket values and `count`, and the `value` of a counter. The file has no
+//! types, so a family is a counter when its name says so ([`counter_by_name`]: `_total`, or a
+//! known counter such as `vllm:prompt_tokens`); the large values of other families are kept in
+//! [`Scrape::untyped_large`] for [`crate::read::read_run`], which refuses them when another
+//! export of the run types the family as a counter (a gauge may exceed 2^53).
+//!
 //! Families the filter does not want are skipped token by token without being built.
-//! The file is read line by line; only one line is held in memory at a time.
+//! The file is read line by line; only one line is held in memory at a time. Errors carry the
+//! line, the character column and the JSON path.
 
-use crate::error::{ErrorCode, Position, ReadError};
+use crate::error::{json_message, json_path, ErrorCode, Position, ReadError};
 use crate::model::{
     Bucket, Labels, Phase, Sample, SampleValue, Scrape, ScrapeFamily, ScrapeSet, ScrapeSource,
+    UntypedLarge,
 };
+use crate::read::count;
+use crate::read::locate::{in_line, serde_in_line, OwnedPath, Seg};
+use crate::read::names::counter_by_name;
 use crate::read::FamilyFilter;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
-use std::collections::BTreeSet;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// Read a `server_metrics_export.jsonl`. See the module docs.
@@ -33,6 +46,8 @@ pub fn read_scrapes_jsonl<R: std::io::BufRead>(
     filter: &FamilyFilter,
 ) -> Result<ScrapeSet, ReadError> {
     let mut skipped: BTreeSet<String> = BTreeSet::new();
+    // Whether each family name is a counter by name (decided once per file, not per line).
+    let mut counters: BTreeMap<String, bool> = BTreeMap::new();
     let mut scrapes = Vec::new();
     let mut buf: Vec<u8> = Vec::new();
     let mut line_no: usize = 0;
@@ -67,7 +82,11 @@ pub fn read_scrapes_jsonl<R: std::io::BufRead>(
         } else {
             text
         };
-        scrapes.push(parse_line(file, line_no, text, filter, &mut skipped)?);
+        let seen = Seen {
+            skipped: &mut skipped,
+            counters: &mut counters,
+        };
+        scrapes.push(parse_line(file, line_no, text, filter, seen)?);
     }
     Ok(ScrapeSet {
         source: ScrapeSource::Jsonl,
@@ -76,39 +95,109 @@ pub fn read_scrapes_jsonl<R: std::io::BufRead>(
     })
 }
 
+/// What the reader keeps across lines: skipped family names, and which names are counters.
+struct Seen<'a> {
+    skipped: &'a mut BTreeSet<String>,
+    counters: &'a mut BTreeMap<String, bool>,
+}
+
+impl Seen<'_> {
+    fn is_counter(&mut self, name: &str) -> bool {
+        if let Some(&c) = self.counters.get(name) {
+            return c;
+        }
+        let c = counter_by_name(name);
+        self.counters.insert(name.to_string(), c);
+        c
+    }
+}
+
+/// Where a sample sits in its record: the family key (and which occurrence of it) and the
+/// sample's index, so a value can be located in the line after the parse.
+#[derive(Clone)]
+struct SampleAt {
+    family: String,
+    nth: usize,
+    index: usize,
+}
+
+impl SampleAt {
+    fn path(&self, below: &OwnedPath) -> OwnedPath {
+        let mut p = OwnedPath::default()
+            .key("metrics", 0)
+            .key(&self.family, self.nth)
+            .index(self.index);
+        for seg in below.segs() {
+            p = match seg {
+                Seg::Key { name, nth } => p.key(name, nth),
+                Seg::Index(i) => p.index(i),
+            };
+        }
+        p
+    }
+}
+
+/// A count a sample visitor refused (serde carries only a message).
+struct Refused {
+    at: SampleAt,
+    /// The value's path below the sample.
+    below: OwnedPath,
+    what: &'static str,
+    shown: String,
+}
+
+/// What the visitors note while reading one line.
+#[derive(Default)]
+struct Notes {
+    refused: Option<Refused>,
+    /// Large values of families that are not counters by name.
+    large: Vec<(SampleAt, String)>,
+}
+
 fn parse_line(
     file: &str,
     line: usize,
     text: &str,
     filter: &FamilyFilter,
-    skipped: &mut BTreeSet<String>,
+    seen: Seen<'_>,
 ) -> Result<Scrape, ReadError> {
+    let bytes = text.as_bytes();
+    let notes = RefCell::new(Notes::default());
     let mut json = serde_json::Deserializer::from_str(text);
     let mut track = serde_path_to_error::Track::new();
-    let seed = RecordSeed { filter, skipped };
+    let seed = RecordSeed {
+        filter,
+        seen,
+        notes: &notes,
+    };
     let result = seed
         .deserialize(serde_path_to_error::Deserializer::new(
             &mut json, &mut track,
         ))
         .and_then(|r| json.end().map(|_| r));
+    let notes = notes.into_inner();
     let raw = match result {
         Ok(raw) => raw,
         Err(e) => {
-            let path = track.path().to_string();
-            let mut err = ReadError::from_json(file, &e, Some(path));
-            err.code = ErrorCode::JsonlRecord;
-            err.position.line = Some(crate::error::clamp_u32(line));
-            if err.position.column.is_none() && e.column() > 0 {
-                err.position.column = Some(crate::error::clamp_u32(e.column()));
+            if let Some(r) = notes.refused {
+                let path = r.at.path(&r.below);
+                let pos = in_line(bytes, line, &path.segs());
+                let what = format!("{} at `{}`", r.what, path.display());
+                return Err(count::refuse(file, pos, &what, &r.shown));
             }
-            return Err(err);
+            let mut pos = serde_in_line(bytes, line, &e);
+            pos.json_path = json_path(&track.path());
+            return Err(ReadError::new(
+                ErrorCode::JsonlRecord,
+                file,
+                pos,
+                json_message(&e),
+            ));
         }
     };
-    let bad_ts = |msg: String| {
-        let mut pos = Position::line(line);
-        pos.json_path = Some("timestamp_ns".to_string());
-        ReadError::new(ErrorCode::BadTimestamp, file, pos, msg)
-    };
+    let at = |path: &str| in_line(bytes, line, &[Seg::key(path)]);
+    let bad_ts =
+        |msg: String| ReadError::new(ErrorCode::BadTimestamp, file, at("timestamp_ns"), msg);
     let timestamp_ns = match raw.timestamp {
         Some(Timestamp::Ok(t)) => t,
         Some(Timestamp::Bad(why)) => {
@@ -134,11 +223,24 @@ fn parse_line(
             "the record has no `metrics` object",
         ));
     };
+    let untyped_large = notes
+        .large
+        .into_iter()
+        .map(|(s, value)| {
+            let path = s.path(&OwnedPath::default().key("value", 0));
+            UntypedLarge {
+                position: in_line(bytes, line, &path.segs()),
+                family: s.family,
+                value,
+            }
+        })
+        .collect();
     Ok(Scrape {
         endpoint_url,
         timestamp_ns: Some(timestamp_ns),
         phase: raw.phase,
         families,
+        untyped_large,
     })
 }
 
@@ -152,7 +254,8 @@ struct RawRecord {
 
 struct RecordSeed<'a> {
     filter: &'a FamilyFilter,
-    skipped: &'a mut BTreeSet<String>,
+    seen: Seen<'a>,
+    notes: &'a RefCell<Notes>,
 }
 
 impl<'de> DeserializeSeed<'de> for RecordSeed<'_> {
@@ -193,7 +296,11 @@ impl<'de> Visitor<'de> for RecordSeed<'_> {
                 "metrics" => {
                     rec.families = Some(map.next_value_seed(MetricsSeed {
                         filter: self.filter,
-                        skipped: &mut *self.skipped,
+                        seen: Seen {
+                            skipped: &mut *self.seen.skipped,
+                            counters: &mut *self.seen.counters,
+                        },
+                        notes: self.notes,
                     })?)
                 }
                 _ => {
@@ -273,7 +380,8 @@ impl<'de> Visitor<'de> for TimestampVisitor {
 /// The `metrics` object: `{family: [sample…]}`, filtered as it is read.
 struct MetricsSeed<'a> {
     filter: &'a FamilyFilter,
-    skipped: &'a mut BTreeSet<String>,
+    seen: Seen<'a>,
+    notes: &'a RefCell<Notes>,
 }
 
 impl<'de> DeserializeSeed<'de> for MetricsSeed<'_> {
@@ -290,26 +398,51 @@ impl<'de> Visitor<'de> for MetricsSeed<'_> {
         f.write_str("an object of metric families")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out: Vec<ScrapeFamily> = Vec::new();
+        // Occurrences of each kept family key so far (a key may repeat; its samples merge),
+        // and of keys whose samples were all legacy summaries (rare; not kept).
+        let mut occurrences: Vec<usize> = Vec::new();
+        let mut summaries_only: Vec<(String, usize)> = Vec::new();
         while let Some(KeyName(name)) = map.next_key::<KeyName>()? {
             if !self.filter.wants(&name) {
                 map.next_value::<IgnoredAny>()?;
-                self.skipped.insert(name);
+                self.seen.skipped.insert(name);
                 continue;
             }
-            let samples = map.next_value::<FamilySamples>()?;
+            let known = out.iter().position(|f| f.name == name);
+            let nth = known.and_then(|i| occurrences.get(i).copied()).unwrap_or(0)
+                + summaries_only
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map_or(0, |(_, c)| *c);
+            let samples = map.next_value_seed(SamplesSeed {
+                counter: self.seen.is_counter(&name),
+                family: &name,
+                nth,
+                notes: self.notes,
+            })?;
             if samples.samples.is_empty() && samples.skipped_summaries > 0 {
+                match summaries_only.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, c)) => *c += 1,
+                    None => summaries_only.push((name, 1)),
+                }
                 continue;
             }
-            match out.iter_mut().find(|f| f.name == name) {
-                Some(f) => f.samples.extend(samples.samples),
-                None => out.push(ScrapeFamily {
-                    name,
-                    metric_type: None,
-                    help: None,
-                    samples: samples.samples,
-                }),
+            match known.and_then(|i| Some((out.get_mut(i)?, occurrences.get_mut(i)?))) {
+                Some((f, n)) => {
+                    f.samples.extend(samples.samples);
+                    *n += 1;
+                }
+                None => {
+                    out.push(ScrapeFamily {
+                        name,
+                        metric_type: None,
+                        help: None,
+                        samples: samples.samples,
+                    });
+                    occurrences.push(1);
+                }
             }
         }
         Ok(out)
@@ -321,54 +454,97 @@ struct FamilySamples {
     skipped_summaries: usize,
 }
 
-impl<'de> Deserialize<'de> for FamilySamples {
-    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = FamilySamples;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an array of samples")
+/// One family's samples; `counter` when its name makes it a counter.
+struct SamplesSeed<'a> {
+    counter: bool,
+    family: &'a str,
+    nth: usize,
+    notes: &'a RefCell<Notes>,
+}
+
+impl<'de> DeserializeSeed<'de> for SamplesSeed<'_> {
+    type Value = FamilySamples;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<FamilySamples, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for SamplesSeed<'_> {
+    type Value = FamilySamples;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of samples")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FamilySamples, A::Error> {
+        let mut out = FamilySamples {
+            samples: Vec::new(),
+            skipped_summaries: 0,
+        };
+        let mut index = 0usize;
+        loop {
+            let at = || SampleAt {
+                family: self.family.to_string(),
+                nth: self.nth,
+                index,
+            };
+            let seed = SampleSeed {
+                counter: self.counter,
+                notes: self.notes,
+                at: &at,
+            };
+            match seq.next_element_seed(seed)? {
+                None => return Ok(out),
+                Some(Some(sample)) => out.samples.push(sample),
+                Some(None) => out.skipped_summaries += 1,
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FamilySamples, A::Error> {
-                let mut out = FamilySamples {
-                    samples: Vec::new(),
-                    skipped_summaries: 0,
-                };
-                while let Some(s) = seq.next_element::<RawSample>()? {
-                    match s.0 {
-                        Some(sample) => out.samples.push(sample),
-                        None => out.skipped_summaries += 1,
-                    }
-                }
-                Ok(out)
-            }
+            index += 1;
         }
-        d.deserialize_seq(V)
     }
 }
 
-/// One sample; `None` for a legacy summary sample (skipped).
-struct RawSample(Option<Sample>);
+/// One sample; `None` for a legacy summary sample (skipped). Counts are checked once the
+/// whole sample is read (a `count` is a histogram's only when `buckets` come with it).
+struct SampleSeed<'a> {
+    counter: bool,
+    notes: &'a RefCell<Notes>,
+    /// Where the sample is (built only when a note needs it).
+    at: &'a dyn Fn() -> SampleAt,
+}
 
-impl<'de> Deserialize<'de> for RawSample {
-    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(SampleVisitor)
+impl<'de> DeserializeSeed<'de> for SampleSeed<'_> {
+    type Value = Option<Sample>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<Sample>, D::Error> {
+        d.deserialize_map(self)
     }
 }
 
-struct SampleVisitor;
+impl SampleSeed<'_> {
+    fn refuse<E: de::Error>(&self, below: OwnedPath, what: &'static str, v: f64) -> E {
+        let shown = count::show(v);
+        let err = E::custom(count::message(what, &shown));
+        self.notes.borrow_mut().refused = Some(Refused {
+            at: (self.at)(),
+            below,
+            what,
+            shown,
+        });
+        err
+    }
+}
 
-impl<'de> Visitor<'de> for SampleVisitor {
-    type Value = RawSample;
+impl<'de> Visitor<'de> for SampleSeed<'_> {
+    type Value = Option<Sample>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a sample object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawSample, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<Sample>, A::Error> {
         let mut labels: Option<Labels> = None;
         let mut value: Option<f64> = None;
-        let mut buckets: Option<Vec<Bucket>> = None;
+        // The bucket key as written (`buckets`, or legacy `histogram`) and the buckets.
+        let mut buckets: Option<(&'static str, Vec<Bucket>)> = None;
         let mut sum: Option<f64> = None;
         let mut count: Option<f64> = None;
         let mut summary = false;
@@ -382,7 +558,12 @@ impl<'de> Visitor<'de> for SampleVisitor {
                             "sample has both `buckets` and `histogram`",
                         ));
                     }
-                    buckets = Some(map.next_value::<BucketList>()?.0)
+                    let name = if key == "buckets" {
+                        "buckets"
+                    } else {
+                        "histogram"
+                    };
+                    buckets = Some((name, map.next_value::<BucketList>()?.0))
                 }
                 "sum" => sum = map.next_value::<Option<NullableF64>>()?.map(|v| v.0),
                 "count" => count = map.next_value::<Option<NullableF64>>()?.map(|v| v.0),
@@ -396,22 +577,41 @@ impl<'de> Visitor<'de> for SampleVisitor {
             }
         }
         let labels = labels.unwrap_or_default();
-        let value = if let Some(buckets) = buckets {
+        let value = if let Some((key, buckets)) = buckets {
+            for (j, b) in buckets.iter().enumerate() {
+                if count::too_large(b.count) {
+                    let nth = buckets.iter().take(j).filter(|o| o.le == b.le).count();
+                    let below = OwnedPath::default().key(key, 0).key(&b.le, nth);
+                    return Err(self.refuse(below, "histogram bucket count", b.count));
+                }
+            }
+            if let Some(c) = count.filter(|c| count::too_large(*c)) {
+                let below = OwnedPath::default().key("count", 0);
+                return Err(self.refuse(below, "histogram count", c));
+            }
             SampleValue::Histogram {
                 buckets,
                 sum,
                 count,
             }
         } else if let Some(value) = value {
+            if count::too_large(value) {
+                let below = OwnedPath::default().key("value", 0);
+                if self.counter {
+                    return Err(self.refuse(below, "counter value", value));
+                }
+                let note = ((self.at)(), count::show(value));
+                self.notes.borrow_mut().large.push(note);
+            }
             SampleValue::Scalar { value }
         } else if summary {
-            return Ok(RawSample(None));
+            return Ok(None);
         } else {
             return Err(de::Error::custom(
                 "sample has neither `value` nor `buckets` (or legacy `histogram`)",
             ));
         };
-        Ok(RawSample(Some(Sample { labels, value })))
+        Ok(Some(Sample { labels, value }))
     }
 }
 

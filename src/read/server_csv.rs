@@ -39,12 +39,18 @@
 //!   timeslices and no warmup families: those stay empty.
 //! - A metric that appears with two different types is an error (AIPerf exports one type per
 //!   name).
+//! - Counts above 2^53 − 1 are refused (`COUNT_TOO_LARGE`, see [`crate::read::count`]): a
+//!   counter's `total`, a histogram's `count` and bucket counts.
+//!
+//! Errors carry the line and, for a cell, the character column where the cell starts (for a
+//! bucket count, where the count starts).
 
 use crate::error::{ErrorCode, Position, ReadError};
 use crate::model::{
     Bucket, CounterStats, ExportSummary, Family, GaugeStats, HistogramStats, Labels, MetricType,
     Series, ServerMetricsExport, ServerMetricsFormat, Stats,
 };
+use crate::read::count;
 use crate::read::FamilyFilter;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::BufRead;
@@ -111,7 +117,13 @@ pub fn read_server_metrics_csv<R: std::io::BufRead>(
             }
             continue;
         }
-        let cells = rec.cells;
+        let row = Row {
+            file,
+            line,
+            cells: &rec.cells,
+            at: &rec.at,
+        };
+        let cells = &rec.cells;
         if cells.iter().all(|c| c.is_empty()) {
             // An empty row ends the section.
             section = None;
@@ -119,7 +131,7 @@ pub fn read_server_metrics_csv<R: std::io::BufRead>(
         }
         saw_content = true;
         if cells.first().map(|c| c.trim()) == Some("Endpoint") {
-            section = Some(Section::from_header(file, line, &cells)?);
+            section = Some(Section::from_header(&row)?);
             info_series.clear();
             saw_header = true;
             continue;
@@ -131,7 +143,7 @@ pub fn read_server_metrics_csv<R: std::io::BufRead>(
                     line,
                     format!(
                         "not an AIPerf server-metrics CSV: line {line} `{}` is not a section header ({SECTION_HINT})",
-                        preview(&cells)
+                        preview(cells)
                     ),
                 )
             } else {
@@ -156,13 +168,11 @@ pub fn read_server_metrics_csv<R: std::io::BufRead>(
         }
         match &sec.kind {
             SectionKind::Metrics(m) => {
-                read_metric_row(file, line, m, &cells, filter, &mut families, &mut skipped)?
+                read_metric_row(&row, m, filter, &mut families, &mut skipped)?
             }
             SectionKind::Info(i) => read_info_row(
-                file,
-                line,
+                &row,
                 i,
-                &cells,
                 filter,
                 &mut families,
                 &mut skipped,
@@ -202,6 +212,47 @@ pub fn read_server_metrics_csv<R: std::io::BufRead>(
 
 fn csv_err(file: &str, line: usize, message: impl Into<String>) -> ReadError {
     ReadError::new(ErrorCode::CsvSyntax, file, Position::line(line), message)
+}
+
+/// Where a cell starts: its line and character column, and whether it is quoted (its content
+/// then starts one column later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CellAt {
+    line: usize,
+    column: usize,
+    quoted: bool,
+}
+
+/// One data or header row, for reading cells and pointing errors at them.
+struct Row<'a> {
+    file: &'a str,
+    line: usize,
+    cells: &'a [String],
+    at: &'a [CellAt],
+}
+
+impl Row<'_> {
+    /// A cell by index, "" when out of range (rows are width-checked before this is used).
+    fn cell(&self, i: usize) -> &str {
+        self.cells.get(i).map(String::as_str).unwrap_or("")
+    }
+
+    fn opt_cell(&self, i: Option<usize>) -> Option<&str> {
+        i.map(|i| self.cell(i)).filter(|s| !s.is_empty())
+    }
+
+    /// The position of character `offset` of cell `i`'s content.
+    fn pos(&self, i: usize, offset: usize) -> Position {
+        match self.at.get(i) {
+            Some(a) => Position::line_col(a.line, a.column + usize::from(a.quoted) + offset),
+            None => Position::line(self.line),
+        }
+    }
+
+    /// A `CSV_SYNTAX` error at cell `i`.
+    fn err(&self, i: usize, message: impl Into<String>) -> ReadError {
+        ReadError::new(ErrorCode::CsvSyntax, self.file, self.pos(i, 0), message)
+    }
 }
 
 /// The first cells of a row, for messages.
@@ -325,23 +376,19 @@ struct InfoCols {
 }
 
 impl Section {
-    fn from_header(file: &str, line: usize, cells: &[String]) -> Result<Section, ReadError> {
+    fn from_header(row: &Row<'_>) -> Result<Section, ReadError> {
+        let (file, line, cells) = (row.file, row.line, row.cells);
         let names: Vec<String> = cells.iter().map(|c| c.trim().to_string()).collect();
         let mut index: HashMap<&str, usize> = HashMap::new();
         for (i, n) in names.iter().enumerate() {
             if n.is_empty() {
-                return Err(csv_err(
-                    file,
-                    line,
+                return Err(row.err(
+                    i,
                     format!("section header has an empty column name (column {})", i + 1),
                 ));
             }
             if index.insert(n.as_str(), i).is_some() {
-                return Err(csv_err(
-                    file,
-                    line,
-                    format!("section header names column `{n}` twice"),
-                ));
+                return Err(row.err(i, format!("section header names column `{n}` twice")));
             }
         }
         let need = |name: &str| -> Result<usize, ReadError> {
@@ -414,15 +461,6 @@ impl Section {
     }
 }
 
-/// A cell by index, "" when out of range (rows are width-checked before this is used).
-fn cell(cells: &[String], i: usize) -> &str {
-    cells.get(i).map(String::as_str).unwrap_or("")
-}
-
-fn opt_cell(cells: &[String], i: Option<usize>) -> Option<&str> {
-    i.map(|i| cell(cells, i)).filter(|s| !s.is_empty())
-}
-
 /// Rebuild the full scrape URL from AIPerf's display form.
 pub(crate) fn endpoint_url_from_display(display: &str) -> String {
     let d = display.trim().trim_end_matches('/');
@@ -438,41 +476,52 @@ pub(crate) fn endpoint_url_from_display(display: &str) -> String {
     }
 }
 
-fn parse_number(file: &str, line: usize, column: &str, s: &str) -> Result<f64, ReadError> {
-    s.trim().parse::<f64>().map_err(|_| {
-        csv_err(
-            file,
-            line,
-            format!("column `{column}`: `{s}` is not a number"),
-        )
-    })
+/// A stat cell's number; a count (`total` of a counter, `count` of a histogram) above
+/// 2^53 − 1 is refused, naming the metric.
+fn parse_number(
+    row: &Row<'_>,
+    i: usize,
+    column: &str,
+    count_of: Option<&str>,
+) -> Result<f64, ReadError> {
+    let s = row.cell(i);
+    let v = s
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| row.err(i, format!("column `{column}`: `{s}` is not a number")))?;
+    if let Some(metric) = count_of.filter(|_| count::too_large(v)) {
+        let lead = s.len() - s.trim_start().len();
+        return Err(count::refuse(
+            row.file,
+            row.pos(i, lead),
+            &format!("`{column}` of `{metric}`"),
+            s.trim(),
+        ));
+    }
+    Ok(v)
 }
 
 fn read_metric_row(
-    file: &str,
-    line: usize,
+    row: &Row<'_>,
     cols: &MetricCols,
-    cells: &[String],
     filter: &FamilyFilter,
     families: &mut BTreeMap<String, Family>,
     skipped: &mut BTreeSet<String>,
 ) -> Result<(), ReadError> {
-    let name = cell(cells, cols.metric).trim();
+    let name = row.cell(cols.metric).trim();
     if name.is_empty() {
-        return Err(csv_err(file, line, "column `Metric` is empty"));
+        return Err(row.err(cols.metric, "column `Metric` is empty"));
     }
-    let type_cell = cell(cells, cols.metric_type);
+    let type_cell = row.cell(cols.metric_type);
     let Some(metric_type) = MetricType::parse(type_cell) else {
-        return Err(csv_err(
-            file,
-            line,
+        return Err(row.err(
+            cols.metric_type,
             format!("column `Type`: `{type_cell}` is not a metric type (gauge, counter, histogram, unknown)"),
         ));
     };
     if StatKind::of(metric_type) != cols.stat_kind {
-        return Err(csv_err(
-            file,
-            line,
+        return Err(row.err(
+            cols.metric_type,
             format!(
                 "a {} row in a section whose header has {} statistic columns",
                 metric_type.as_str(),
@@ -484,15 +533,21 @@ fn read_metric_row(
         skipped.insert(name.to_string());
         return Ok(());
     }
-    let endpoint = cell(cells, cols.endpoint).trim();
+    let endpoint = row.cell(cols.endpoint).trim();
     if endpoint.is_empty() {
-        return Err(csv_err(file, line, "column `Endpoint` is empty"));
+        return Err(row.err(cols.endpoint, "column `Endpoint` is empty"));
     }
 
     let stat = |s: &'static str| -> Result<Option<f64>, ReadError> {
-        match opt_cell(cells, cols.stats.get(s).copied()) {
-            Some(v) => parse_number(file, line, s, v).map(Some),
-            None => Ok(None),
+        let is_count = matches!(
+            (cols.stat_kind, s),
+            (StatKind::Counter, "total") | (StatKind::Histogram, "count")
+        );
+        match cols.stats.get(s).copied() {
+            Some(i) if !row.cell(i).is_empty() => {
+                parse_number(row, i, s, is_count.then_some(name)).map(Some)
+            }
+            _ => Ok(None),
         }
     };
     let stats = match cols.stat_kind {
@@ -536,13 +591,15 @@ fn read_metric_row(
             p99_estimate: stat("p99_estimate")?,
         }),
     };
-    let buckets = match (metric_type, opt_cell(cells, cols.buckets)) {
-        (MetricType::Histogram, Some(b)) => Some(parse_buckets(file, line, b)?),
+    let buckets = match (metric_type, cols.buckets) {
+        (MetricType::Histogram, Some(i)) if !row.cell(i).is_empty() => {
+            Some(parse_buckets(row, i, name)?)
+        }
         _ => None,
     };
     let mut labels = Labels::new();
     for (label, i) in &cols.labels {
-        let v = cell(cells, *i);
+        let v = row.cell(*i);
         if !v.is_empty() {
             labels.insert(label.clone(), v.to_string());
         }
@@ -557,14 +614,13 @@ fn read_metric_row(
     let family = families.entry(name.to_string()).or_insert_with(|| Family {
         name: name.to_string(),
         metric_type,
-        description: opt_cell(cells, cols.description).unwrap_or("").to_string(),
-        unit: opt_cell(cells, cols.unit).map(str::to_string),
+        description: row.opt_cell(cols.description).unwrap_or("").to_string(),
+        unit: row.opt_cell(cols.unit).map(str::to_string),
         series: Vec::new(),
     });
     if family.metric_type != metric_type {
-        return Err(csv_err(
-            file,
-            line,
+        return Err(row.err(
+            cols.metric_type,
             format!(
                 "metric `{name}` is {} here but {} on an earlier row",
                 metric_type.as_str(),
@@ -576,76 +632,90 @@ fn read_metric_row(
     Ok(())
 }
 
-/// `le=count;le=count;…` in cell order; empty parts (a trailing `;`) are ignored.
-fn parse_buckets(file: &str, line: usize, s: &str) -> Result<Vec<Bucket>, ReadError> {
+/// `le=count;le=count;…` in cell order; empty parts (a trailing `;`) are ignored. A count
+/// above 2^53 − 1 is refused at its position in the cell.
+fn parse_buckets(row: &Row<'_>, cell: usize, metric: &str) -> Result<Vec<Bucket>, ReadError> {
+    let s = row.cell(cell);
     let mut out = Vec::new();
-    for part in s.split(';') {
-        let part = part.trim();
+    // Character offset of each part in the cell.
+    let mut offset = 0usize;
+    for raw in s.split(';') {
+        let part_at = offset;
+        offset += raw.chars().count() + 1;
+        let part = raw.trim();
         if part.is_empty() {
             continue;
         }
         let Some((le, count)) = part.split_once('=') else {
-            return Err(csv_err(
-                file,
-                line,
+            return Err(row.err(
+                cell,
                 format!("column `buckets`: `{part}` is not `le=count`"),
             ));
         };
-        let count = count.trim().parse::<f64>().map_err(|_| {
-            csv_err(
-                file,
-                line,
+        let count_text = count.trim();
+        let value = count_text.parse::<f64>().map_err(|_| {
+            row.err(
+                cell,
                 format!("column `buckets`: count `{count}` of bucket `{le}` is not a number"),
             )
         })?;
+        if count::too_large(value) {
+            // The count's first character: after the part's leading blanks, `le`, `=` and
+            // the count's own leading blanks.
+            let lead = raw.chars().take_while(|c| c.is_whitespace()).count();
+            let ws = count.chars().take_while(|c| c.is_whitespace()).count();
+            let at = part_at + lead + le.chars().count() + 1 + ws;
+            return Err(count::refuse(
+                row.file,
+                row.pos(cell, at),
+                &format!("count of bucket `{}` of `{metric}`", le.trim()),
+                count_text,
+            ));
+        }
         out.push(Bucket {
             le: le.trim().to_string(),
-            count,
+            count: value,
         });
     }
     Ok(out)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn read_info_row(
-    file: &str,
-    line: usize,
+    row: &Row<'_>,
     cols: &InfoCols,
-    cells: &[String],
     filter: &FamilyFilter,
     families: &mut BTreeMap<String, Family>,
     skipped: &mut BTreeSet<String>,
     info_series: &mut HashMap<(String, String), usize>,
 ) -> Result<(), ReadError> {
-    let name = cell(cells, cols.metric).trim();
+    let name = row.cell(cols.metric).trim();
     if name.is_empty() {
-        return Err(csv_err(file, line, "column `Metric` is empty"));
+        return Err(row.err(cols.metric, "column `Metric` is empty"));
     }
     if !filter.wants(name) {
         skipped.insert(name.to_string());
         return Ok(());
     }
-    let endpoint = cell(cells, cols.endpoint).trim();
+    let endpoint = row.cell(cols.endpoint).trim();
     if endpoint.is_empty() {
-        return Err(csv_err(file, line, "column `Endpoint` is empty"));
+        return Err(row.err(cols.endpoint, "column `Endpoint` is empty"));
     }
-    let key = cell(cells, cols.key).trim();
+    let key = row.cell(cols.key).trim();
     if key.is_empty() {
-        return Err(csv_err(file, line, "column `Key` is empty"));
+        return Err(row.err(cols.key, "column `Key` is empty"));
     }
-    let value = cell(cells, cols.value);
+    let value = row.cell(cols.value);
     let url = endpoint_url_from_display(endpoint);
     let family = families.entry(name.to_string()).or_insert_with(|| Family {
         name: name.to_string(),
         metric_type: MetricType::Gauge,
-        description: opt_cell(cells, cols.description).unwrap_or("").to_string(),
+        description: row.opt_cell(cols.description).unwrap_or("").to_string(),
         unit: None,
         series: Vec::new(),
     });
     if family.metric_type != MetricType::Gauge {
-        return Err(csv_err(
-            file,
-            line,
+        return Err(row.err(
+            cols.metric,
             format!(
                 "info metric `{name}` is {} on an earlier row",
                 family.metric_type.as_str()
@@ -696,6 +766,8 @@ struct Record {
     /// The comment text (comment lines only).
     raw: String,
     cells: Vec<String>,
+    /// Where each cell starts.
+    at: Vec<CellAt>,
 }
 
 struct CsvRecords<'f, R> {
@@ -755,9 +827,15 @@ impl<'f, R: BufRead> CsvRecords<'f, R> {
                 is_comment: true,
                 raw: strip_eol(&first).to_string(),
                 cells: Vec::new(),
+                at: Vec::new(),
             }));
         }
         let mut cells = Vec::new();
+        let mut at = vec![CellAt {
+            line: start,
+            column: 1,
+            quoted: false,
+        }];
         let mut field = String::new();
         let mut chunk = first;
         // State carried across physical lines: inside a quoted field?
@@ -765,12 +843,16 @@ impl<'f, R: BufRead> CsvRecords<'f, R> {
         // The current field was quoted and its closing quote has been seen.
         let mut closed = false;
         loop {
+            // Characters read so far on this physical line (the column of `c`).
+            let mut column = 0usize;
             let mut chars = chunk.chars().peekable();
             while let Some(c) = chars.next() {
+                column += 1;
                 if in_quotes {
                     if c == '"' {
                         if chars.peek() == Some(&'"') {
                             chars.next();
+                            column += 1;
                             field.push('"');
                         } else {
                             in_quotes = false;
@@ -788,12 +870,23 @@ impl<'f, R: BufRead> CsvRecords<'f, R> {
                     ',' => {
                         cells.push(std::mem::take(&mut field));
                         closed = false;
+                        at.push(CellAt {
+                            line: self.line,
+                            column: column + 1,
+                            quoted: false,
+                        });
                     }
-                    '"' if field.is_empty() && !closed => in_quotes = true,
+                    '"' if field.is_empty() && !closed => {
+                        in_quotes = true;
+                        if let Some(a) = at.last_mut() {
+                            a.quoted = true;
+                        }
+                    }
                     _ if closed => {
-                        return Err(csv_err(
+                        return Err(ReadError::new(
+                            ErrorCode::CsvSyntax,
                             self.file,
-                            self.line,
+                            Position::line_col(self.line, column),
                             format!(
                                 "unexpected `{}` after the closing quote of field {}",
                                 c.escape_default(),
@@ -811,6 +904,7 @@ impl<'f, R: BufRead> CsvRecords<'f, R> {
                     is_comment: false,
                     raw: String::new(),
                     cells,
+                    at,
                 }));
             }
             // The quoted field continues on the next physical line.
@@ -888,13 +982,41 @@ mod tests {
         );
     }
 
+    fn buckets(cell: &str) -> Result<Vec<Bucket>, ReadError> {
+        let cells = ["m".to_string(), cell.to_string()];
+        let at = [
+            CellAt {
+                line: 7,
+                column: 1,
+                quoted: false,
+            },
+            CellAt {
+                line: 7,
+                column: 3,
+                quoted: false,
+            },
+        ];
+        let row = Row {
+            file: "t",
+            line: 7,
+            cells: &cells,
+            at: &at,
+        };
+        parse_buckets(&row, 1, "m")
+    }
+
     #[test]
     fn buckets_cell() {
-        let b = parse_buckets("t", 1, "0.1=0;0.5=3;+Inf=196").unwrap();
+        let b = buckets("0.1=0;0.5=3;+Inf=196").unwrap();
         let les: Vec<_> = b.iter().map(|b| b.le.as_str()).collect();
         assert_eq!(les, ["0.1", "0.5", "+Inf"]);
         assert_eq!(b[2].count, 196.0);
-        assert!(parse_buckets("t", 1, "0.1=x").is_err());
-        assert!(parse_buckets("t", 1, "0.1").is_err());
+        assert!(buckets("0.1=x").is_err());
+        assert!(buckets("0.1").is_err());
+        assert!(buckets("0.1=9007199254740991;+Inf=9007199254740991").is_ok());
+        let e = buckets("0.1=0; +Inf= 9007199254740992").unwrap_err();
+        assert_eq!(e.code, ErrorCode::CountTooLarge);
+        assert_eq!(e.position, Position::line_col(7, 3 + 13));
+        assert!(e.message.contains("9007199254740992"), "{}", e.message);
     }
 }

@@ -8,20 +8,36 @@
 //! The schema is keyed off field presence, not `schema_version`: 1.1 only adds fields
 //! (`metrics_phase`, `warmup_metrics`, `summary.phase_time_ranges`). Unknown fields are ignored
 //! everywhere, and a `null` means the same as an omitted field.
+//!
+//! Counts above 2^53 − 1 are refused (`COUNT_TOO_LARGE`, see [`crate::read::count`]): the
+//! `total` of a `counter` family's stats and timeslices, the `count` and bucket values of a
+//! `histogram` family's stats, series and timeslices. AIPerf writes a family's `type` before its
+//! `series`, so the series are read knowing what is a count and a refusal points at the value.
+//! When `type` comes after `series`, the series are checked once the type is known; the error
+//! then carries the value's JSON path but no line (the value has streamed by):
+//! [`crate::read::read_run`], which can read the file again, adds the line and column.
+//!
+//! Positions: line and character column (see `read/json_stream.rs`). A repeated family
+//! is reported at its second key, an unknown `type` at its value, a refused count at its
+//! number, anything else where serde_json stopped.
 
-use crate::error::{ErrorCode, ReadError};
+use crate::error::{json_message, json_path, ErrorCode, ReadError};
 use crate::model::{
     Bucket, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats, HistogramStats, Labels,
     MetricType, PhaseTimeRanges, Series, ServerMetricsExport, ServerMetricsFormat, Stats,
     TimeRange, Timeslice,
 };
+use crate::read::count;
+use crate::read::json_stream::{at, stream_error, Marks, TrackedReader};
+use crate::read::locate::OwnedPath;
 use crate::read::FamilyFilter;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::{BufReader, Read};
+use std::io::Read;
+use std::marker::PhantomData;
 
 /// Read one server-metrics JSON export, keeping only the families `filter` wants.
 pub fn read_server_metrics_json<R: Read>(
@@ -29,76 +45,83 @@ pub fn read_server_metrics_json<R: Read>(
     reader: R,
     filter: &FamilyFilter,
 ) -> Result<ServerMetricsExport, ReadError> {
-    // serde_json's reader pulls one byte at a time: buffer, or a raw `File` crawls.
-    let mut input = BufReader::with_capacity(64 * 1024, ContentProbe::new(reader));
-    let dups = RefCell::new(Duplicates::default());
-    let result = {
+    read_export(file, reader, filter).map_err(|r| r.error)
+}
+
+/// A refused export: the error, and for a count refused after its value streamed by, the
+/// value's path (see the module docs).
+pub(crate) struct Refusal {
+    pub(crate) error: ReadError,
+    pub(crate) relocate: Option<Box<OwnedPath>>,
+}
+
+impl From<ReadError> for Refusal {
+    fn from(error: ReadError) -> Self {
+        Refusal {
+            error,
+            relocate: None,
+        }
+    }
+}
+
+/// [`read_server_metrics_json`], keeping what a caller needs to place a late refusal.
+pub(crate) fn read_export<R: Read>(
+    file: &str,
+    reader: R,
+    filter: &FamilyFilter,
+) -> Result<ServerMetricsExport, Refusal> {
+    let marks = Marks::default();
+    let faults = RefCell::new(Faults::default());
+    let mut input = TrackedReader::new(reader, &marks);
+    let (err, path) = {
         let mut de = serde_json::Deserializer::from_reader(&mut input);
         let mut track = serde_path_to_error::Track::new();
         let parsed = ExportSeed {
             filter,
-            dups: &dups,
+            faults: &faults,
+            marks: &marks,
         }
         .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
-        match parsed {
-            Ok(export) => de
-                .end()
-                .map(|()| export)
-                .map_err(|e| json_error(file, &e, None)),
-            Err(e) => Err(match dups.borrow_mut().refused_at.take() {
-                Some(path) => {
-                    let mut err = json_error(file, &e, Some(path));
-                    err.code = ErrorCode::DuplicateKey;
-                    err
-                }
-                None => json_error(file, &e, Some(track.path().to_string())),
-            }),
+        match parsed.and_then(|export| de.end().map(|()| export)) {
+            Ok(export) => return Ok(export),
+            Err(e) => (e, json_path(&track.path())),
         }
     };
-    result.map_err(|mut err| {
-        if !input.get_ref().seen_content && err.code != ErrorCode::Io {
-            // Whitespace only counts as empty, though serde_json reports it as a syntax EOF.
-            err = ReadError::whole(ErrorCode::EmptyInput, file, "the file is empty");
-        }
-        err
+    input.settle();
+    let faults = faults.into_inner();
+    Err(match faults.fault {
+        Some(Fault::Duplicate { path, message }) => ReadError::new(
+            ErrorCode::DuplicateKey,
+            file,
+            at(marks.get(), Some(path)),
+            message,
+        )
+        .into(),
+        Some(Fault::BadType) => ReadError::new(
+            ErrorCode::JsonShape,
+            file,
+            at(input.value_start(&err), path.map(|p| format!("{p}.type"))),
+            json_message(&err),
+        )
+        .into(),
+        Some(Fault::LateCount { path, what, shown }) => Refusal {
+            error: count::refuse(file, at(None, Some(path.display())), &what, &shown),
+            relocate: Some(Box::new(path)),
+        },
+        None => stream_error(file, &mut input, &err, path, |p| {
+            count_what(faults.reading, p)
+        })
+        .into(),
     })
 }
 
-/// `ReadError::from_json`, except that a failing reader is an I/O problem, not bad JSON.
-fn json_error(file: &str, e: &serde_json::Error, path: Option<String>) -> ReadError {
-    let mut err = ReadError::from_json(file, e, path);
-    if e.is_io() {
-        err.code = ErrorCode::Io;
-    }
-    err
-}
-
-/// Passes bytes through and notes whether anything but JSON whitespace went by, so an
-/// all-whitespace file is reported as empty rather than as a syntax error.
-struct ContentProbe<R> {
-    inner: R,
-    seen_content: bool,
-}
-
-impl<R> ContentProbe<R> {
-    fn new(inner: R) -> Self {
-        ContentProbe {
-            inner,
-            seen_content: false,
-        }
-    }
-}
-
-impl<R: Read> Read for ContentProbe<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        if !self.seen_content {
-            self.seen_content = buf
-                .get(..n)
-                .is_some_and(|b| b.iter().any(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r')));
-        }
-        Ok(n)
-    }
+/// How a refused count is named: "counter value at `path`".
+fn count_what(t: Option<MetricType>, path: &str) -> String {
+    let kind = match t {
+        Some(MetricType::Histogram) => "histogram count",
+        _ => "counter value",
+    };
+    format!("{kind} at `{path}`")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,45 +161,109 @@ fn opt_ns<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Counts, checked by family type
+
+/// What the series being read count: a family's type decides which fields are counts.
+trait Kind {
+    /// `total` is a counter value.
+    const COUNTER: bool;
+    /// `count` and bucket values are histogram counts.
+    const HISTOGRAM: bool;
+}
+
+struct CounterKind;
+struct HistogramKind;
+/// Gauges and `unknown` families (no counts), and series read before their family's type.
+struct Unchecked;
+
+impl Kind for CounterKind {
+    const COUNTER: bool = true;
+    const HISTOGRAM: bool = false;
+}
+impl Kind for HistogramKind {
+    const COUNTER: bool = false;
+    const HISTOGRAM: bool = true;
+}
+impl Kind for Unchecked {
+    const COUNTER: bool = false;
+    const HISTOGRAM: bool = false;
+}
+
+/// A number, refused when `check` and it is a count above 2^53 − 1.
+fn checked_f64<'de, D: Deserializer<'de>>(d: D, check: bool) -> Result<f64, D::Error> {
+    let v = f64::deserialize(d)?;
+    if check && count::too_large(v) {
+        return Err(count::visitor_refusal(count::show(v)));
+    }
+    Ok(v)
+}
+
+/// A `total`: a count in counter families.
+struct Total<K>(f64, PhantomData<K>);
+
+impl<'de, K: Kind> Deserialize<'de> for Total<K> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        checked_f64(d, K::COUNTER).map(|v| Total(v, PhantomData))
+    }
+}
+
+/// A `count` or bucket value: a count in histogram families.
+struct HistCount<K>(f64, PhantomData<K>);
+
+impl<'de, K: Kind> Deserialize<'de> for HistCount<K> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        checked_f64(d, K::HISTOGRAM).map(|v| HistCount(v, PhantomData))
+    }
+}
+
+fn total<K>(t: Option<Total<K>>) -> Option<f64> {
+    t.map(|t| t.0)
+}
+
+fn hist_count<K>(c: Option<HistCount<K>>) -> Option<f64> {
+    c.map(|c| c.0)
+}
+
+// ---------------------------------------------------------------------------------------------
 // Buckets
 
 /// A `le` → cumulative-count map kept in file order with keys exactly as written: the
 /// spelling (`"1"` vs `"1.0"`, `"-5e-324"`) is data, and a `HashMap` would lose the order.
-struct Buckets(Vec<Bucket>);
+struct Buckets<K>(Vec<Bucket>, PhantomData<K>);
 
-impl<'de> Deserialize<'de> for Buckets {
+impl<'de, K: Kind> Deserialize<'de> for Buckets<K> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct BucketsVisitor;
-        impl<'de> Visitor<'de> for BucketsVisitor {
-            type Value = Buckets;
+        struct BucketsVisitor<K>(PhantomData<K>);
+        impl<'de, K: Kind> Visitor<'de> for BucketsVisitor<K> {
+            type Value = Buckets<K>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a map of `le` bounds to cumulative counts")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Buckets, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Buckets<K>, A::Error> {
                 let mut out = Vec::new();
                 while let Some(le) = map.next_key::<String>()? {
-                    let count = map.next_value::<f64>()?;
+                    let count = map.next_value::<HistCount<K>>()?.0;
                     out.push(Bucket { le, count });
                 }
-                Ok(Buckets(out))
+                Ok(Buckets(out, PhantomData))
             }
         }
-        d.deserialize_map(BucketsVisitor)
+        d.deserialize_map(BucketsVisitor(PhantomData))
     }
 }
 
-fn opt_buckets<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Bucket>>, D::Error> {
-    Option::<Buckets>::deserialize(d).map(|o| o.map(|b| b.0))
+fn buckets<K>(b: Option<Buckets<K>>) -> Option<Vec<Bucket>> {
+    b.map(|b| b.0)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Type-agnostic raw shapes (a family's `type` may come after its `series`)
 
 /// Every stat field of every family type; which ones are used is decided once `type` is known.
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct RawStats {
-    total: Option<f64>,
+#[derive(Deserialize)]
+#[serde(default, bound(deserialize = "K: Kind"), expecting = "a stats object")]
+struct RawStats<K> {
+    total: Option<Total<K>>,
     rate: Option<f64>,
     rate_avg: Option<f64>,
     rate_min: Option<f64>,
@@ -195,7 +282,7 @@ struct RawStats {
     p90: Option<f64>,
     p95: Option<f64>,
     p99: Option<f64>,
-    count: Option<f64>,
+    count: Option<HistCount<K>>,
     count_rate: Option<f64>,
     sum: Option<f64>,
     sum_rate: Option<f64>,
@@ -210,11 +297,11 @@ struct RawStats {
     p99_estimate: Option<f64>,
 }
 
-impl RawStats {
+impl<K> RawStats<K> {
     fn into_stats(self, t: MetricType) -> Stats {
         match t {
             MetricType::Counter => Stats::Counter(CounterStats {
-                total: self.total,
+                total: total(self.total),
                 rate: self.rate,
                 rate_avg: self.rate_avg,
                 rate_min: self.rate_min,
@@ -237,7 +324,7 @@ impl RawStats {
                 p99: self.p99,
             }),
             MetricType::Histogram => Stats::Histogram(HistogramStats {
-                count: self.count,
+                count: hist_count(self.count),
                 count_rate: self.count_rate,
                 sum: self.sum,
                 sum_rate: self.sum_rate,
@@ -257,7 +344,8 @@ impl RawStats {
 }
 
 #[derive(Deserialize)]
-struct RawTimeslice {
+#[serde(bound(deserialize = "K: Kind"), expecting = "a timeslice object")]
+struct RawTimeslice<K> {
     #[serde(deserialize_with = "ns")]
     start_ns: u64,
     #[serde(deserialize_with = "ns")]
@@ -265,7 +353,7 @@ struct RawTimeslice {
     #[serde(default)]
     is_complete: Option<bool>,
     #[serde(default)]
-    total: Option<f64>,
+    total: Option<Total<K>>,
     #[serde(default)]
     rate: Option<f64>,
     #[serde(default)]
@@ -275,59 +363,178 @@ struct RawTimeslice {
     #[serde(default)]
     max: Option<f64>,
     #[serde(default)]
-    count: Option<f64>,
+    count: Option<HistCount<K>>,
     #[serde(default)]
     sum: Option<f64>,
-    #[serde(default, deserialize_with = "opt_buckets")]
-    buckets: Option<Vec<Bucket>>,
+    #[serde(default)]
+    buckets: Option<Buckets<K>>,
 }
 
-impl From<RawTimeslice> for Timeslice {
-    fn from(r: RawTimeslice) -> Self {
+impl<K> From<RawTimeslice<K>> for Timeslice {
+    fn from(r: RawTimeslice<K>) -> Self {
         Timeslice {
             start_ns: r.start_ns,
             end_ns: r.end_ns,
             // AIPerf writes the flag only on a clipped tail slice.
             is_complete: r.is_complete.unwrap_or(true),
-            total: r.total,
+            total: total(r.total),
             rate: r.rate,
             avg: r.avg,
             min: r.min,
             max: r.max,
-            count: r.count,
+            count: hist_count(r.count),
             sum: r.sum,
-            buckets: r.buckets,
+            buckets: buckets(r.buckets),
         }
     }
 }
 
 #[derive(Deserialize)]
-struct RawSeries {
+#[serde(bound(deserialize = "K: Kind"), expecting = "a series object")]
+struct RawSeries<K> {
     endpoint_url: String,
     #[serde(default)]
     labels: Option<Labels>,
     #[serde(default)]
-    stats: Option<RawStats>,
+    stats: Option<RawStats<K>>,
     #[serde(default)]
-    timeslices: Option<Vec<RawTimeslice>>,
-    #[serde(default, deserialize_with = "opt_buckets")]
-    buckets: Option<Vec<Bucket>>,
+    timeslices: Option<Vec<RawTimeslice<K>>>,
+    #[serde(default)]
+    buckets: Option<Buckets<K>>,
 }
 
-#[derive(Deserialize)]
-struct RawFamily {
-    #[serde(rename = "type")]
-    metric_type: String,
-    #[serde(default)]
-    description: Option<String>,
-    #[serde(default)]
-    unit: Option<String>,
-    #[serde(default)]
-    series: Option<Vec<RawSeries>>,
+impl<K> RawSeries<K> {
+    fn into_series(self, t: MetricType) -> Series {
+        Series {
+            endpoint_url: self.endpoint_url,
+            labels: self.labels.unwrap_or_default(),
+            stats: self.stats.unwrap_or_default().into_stats(t),
+            timeslices: self
+                .timeslices
+                .unwrap_or_default()
+                .into_iter()
+                .map(Timeslice::from)
+                .collect(),
+            buckets: buckets(self.buckets),
+        }
+    }
+}
+
+impl<K> Default for RawStats<K> {
+    fn default() -> Self {
+        RawStats {
+            total: None,
+            rate: None,
+            rate_avg: None,
+            rate_min: None,
+            rate_max: None,
+            rate_std: None,
+            avg: None,
+            min: None,
+            max: None,
+            std: None,
+            p1: None,
+            p5: None,
+            p10: None,
+            p25: None,
+            p50: None,
+            p75: None,
+            p90: None,
+            p95: None,
+            p99: None,
+            count: None,
+            count_rate: None,
+            sum: None,
+            sum_rate: None,
+            p1_estimate: None,
+            p5_estimate: None,
+            p10_estimate: None,
+            p25_estimate: None,
+            p50_estimate: None,
+            p75_estimate: None,
+            p90_estimate: None,
+            p95_estimate: None,
+            p99_estimate: None,
+        }
+    }
+}
+
+/// `series` read with the count checks of `t`'s family type.
+fn read_series<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    t: MetricType,
+) -> Result<Vec<Series>, A::Error> {
+    fn take<'de, A: MapAccess<'de>, K: Kind>(
+        map: &mut A,
+        t: MetricType,
+    ) -> Result<Vec<Series>, A::Error> {
+        Ok(map
+            .next_value::<Option<Vec<RawSeries<K>>>>()?
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| s.into_series(t))
+            .collect())
+    }
+    match t {
+        MetricType::Counter => take::<A, CounterKind>(map, t),
+        MetricType::Histogram => take::<A, HistogramKind>(map, t),
+        MetricType::Gauge | MetricType::Unknown => take::<A, Unchecked>(map, t),
+    }
+}
+
+/// The first count of `t`'s family type above 2^53 − 1 in series read before the type was
+/// known (keys in AIPerf's order: stats, buckets, timeslices), with its path below `family`.
+fn first_large_count(
+    family: &OwnedPath,
+    t: MetricType,
+    series: &[Series],
+) -> Option<(OwnedPath, f64)> {
+    let in_buckets = |base: OwnedPath, list: &[Bucket]| {
+        list.iter().enumerate().find_map(|(j, b)| {
+            let nth = list.iter().take(j).filter(|o| o.le == b.le).count();
+            count::too_large(b.count).then(|| (base.clone().key(&b.le, nth), b.count))
+        })
+    };
+    let count_of = |total: Option<f64>, hist: Option<f64>| match t {
+        MetricType::Counter => total.map(|v| ("total", v)),
+        MetricType::Histogram => hist.map(|v| ("count", v)),
+        MetricType::Gauge | MetricType::Unknown => None,
+    };
+    let histogram = t == MetricType::Histogram;
+    for (i, s) in series.iter().enumerate() {
+        let base = family.clone().key("series", 0).index(i);
+        let stat = match &s.stats {
+            Stats::Counter(c) => count_of(c.total, None),
+            Stats::Histogram(h) => count_of(None, h.count),
+            Stats::Gauge(_) => None,
+        };
+        if let Some((name, v)) = stat.filter(|(_, v)| count::too_large(*v)) {
+            return Some((base.key("stats", 0).key(name, 0), v));
+        }
+        let series_buckets = s.buckets.as_deref().filter(|_| histogram);
+        if let Some(found) =
+            series_buckets.and_then(|b| in_buckets(base.clone().key("buckets", 0), b))
+        {
+            return Some(found);
+        }
+        for (j, ts) in s.timeslices.iter().enumerate() {
+            let at = base.clone().key("timeslices", 0).index(j);
+            if let Some((name, v)) =
+                count_of(ts.total, ts.count).filter(|(_, v)| count::too_large(*v))
+            {
+                return Some((at.key(name, 0), v));
+            }
+            let slice_buckets = ts.buckets.as_deref().filter(|_| histogram);
+            if let Some(found) = slice_buckets.and_then(|b| in_buckets(at.key("buckets", 0), b)) {
+                return Some(found);
+            }
+        }
+    }
+    None
 }
 
 /// A family value, typed only after the whole object is read; an unrecognised `type` fails
-/// here so the error still carries the family's path.
+/// at its value.
 struct FamilyValue {
     metric_type: MetricType,
     description: String,
@@ -335,53 +542,135 @@ struct FamilyValue {
     series: Vec<Series>,
 }
 
-/// Duplicates met while reading: identical ones merged (their JSON paths, for the note
-/// `duplicate_family_merged`), and where a non-identical one was refused (so the error gets
-/// `DUPLICATE_KEY` and the second occurrence's path instead of a generic shape error).
+/// What went wrong beyond what serde_json reports, so the error gets its code and position:
+/// and the identical repeats merged (their JSON paths, for the note `duplicate_family_merged`).
 #[derive(Default)]
-struct Duplicates {
+struct Faults {
     merged: Vec<String>,
-    refused_at: Option<String>,
+    fault: Option<Fault>,
+    /// The type of the family whose series are being read (names a refused count).
+    reading: Option<MetricType>,
 }
 
-/// Reads one family value.
-struct FamilySeed;
+enum Fault {
+    /// A family repeated with different content: at the second key.
+    Duplicate { path: String, message: String },
+    /// An unknown family `type`: at its value.
+    BadType,
+    /// A count refused after its value streamed by (`type` after `series`).
+    LateCount {
+        path: OwnedPath,
+        what: String,
+        shown: String,
+    },
+}
 
-impl<'de> DeserializeSeed<'de> for FamilySeed {
+/// Reads one family value: `type` first (as AIPerf writes it) lets the series be checked as
+/// they are read.
+struct FamilySeed<'f> {
+    /// Where the family sits (`metrics` or `warmup_metrics`, its key and which occurrence of
+    /// it), for the path of a late refusal.
+    section: &'static str,
+    name: &'f str,
+    nth: usize,
+    faults: &'f RefCell<Faults>,
+}
+
+impl<'de> DeserializeSeed<'de> for FamilySeed<'_> {
     type Value = FamilyValue;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<FamilyValue, D::Error> {
-        let raw = RawFamily::deserialize(d)?;
-        let metric_type = MetricType::parse(&raw.metric_type).ok_or_else(|| {
-            de::Error::custom(format!(
-                "unknown metric type `{}` (expected counter, gauge, histogram or unknown)",
-                raw.metric_type
-            ))
-        })?;
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FamilySeed<'_> {
+    type Value = FamilyValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a metric family object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FamilyValue, A::Error> {
+        let mut metric_type: Option<MetricType> = None;
+        let mut description: Option<String> = None;
+        let mut unit: Option<String> = None;
+        let mut series: Option<Vec<Series>> = None;
+        // Series read before `type`, typed (and checked) once it is known.
+        let mut untyped: Option<Vec<RawSeries<Unchecked>>> = None;
+        let mut seen: Vec<&'static str> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let known: &'static str = match key.as_str() {
+                "type" => "type",
+                "description" => "description",
+                "unit" => "unit",
+                "series" => "series",
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if seen.contains(&known) {
+                return Err(de::Error::duplicate_field(known));
+            }
+            seen.push(known);
+            match known {
+                "type" => {
+                    let raw = map.next_value::<String>()?;
+                    let Some(t) = MetricType::parse(&raw) else {
+                        self.faults.borrow_mut().fault = Some(Fault::BadType);
+                        return Err(de::Error::custom(format!(
+                            "unknown metric type `{raw}` (expected counter, gauge, histogram or unknown)"
+                        )));
+                    };
+                    metric_type = Some(t);
+                }
+                "description" => description = map.next_value()?,
+                "unit" => unit = map.next_value()?,
+                _ => match metric_type {
+                    Some(t) => {
+                        self.faults.borrow_mut().reading = Some(t);
+                        series = Some(read_series(&mut map, t)?);
+                    }
+                    None => untyped = Some(map.next_value::<Option<_>>()?.unwrap_or_default()),
+                },
+            }
+        }
+        let metric_type = metric_type.ok_or_else(|| de::Error::missing_field("type"))?;
+        let series = match (series, untyped) {
+            (Some(s), _) => s,
+            (None, Some(raw)) => {
+                let s: Vec<Series> = raw
+                    .into_iter()
+                    .map(|r| r.into_series(metric_type))
+                    .collect();
+                let family = OwnedPath::default()
+                    .key(self.section, 0)
+                    .key(self.name, self.nth);
+                if let Some((path, v)) = first_large_count(&family, metric_type, &s) {
+                    return Err(self.late_count(metric_type, path, v));
+                }
+                s
+            }
+            (None, None) => Vec::new(),
+        };
         // Repeated series (same endpoint and labels) are kept as written: accounting sees both
         // and decides (they are one pool that must agree), nothing is overwritten here.
-        let series = raw
-            .series
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| Series {
-                endpoint_url: s.endpoint_url,
-                labels: s.labels.unwrap_or_default(),
-                stats: s.stats.unwrap_or_default().into_stats(metric_type),
-                timeslices: s
-                    .timeslices
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(Timeslice::from)
-                    .collect(),
-                buckets: s.buckets,
-            })
-            .collect();
         Ok(FamilyValue {
             metric_type,
-            description: raw.description.unwrap_or_default(),
-            unit: raw.unit,
+            description: description.unwrap_or_default(),
+            unit,
             series,
         })
+    }
+}
+
+impl FamilySeed<'_> {
+    fn late_count<E: de::Error>(&self, t: MetricType, path: OwnedPath, v: f64) -> E {
+        let what = count_what(Some(t), &path.display());
+        let shown = count::show(v);
+        let err = E::custom(count::message(&what, &shown));
+        self.faults.borrow_mut().fault = Some(Fault::LateCount { path, what, shown });
+        err
     }
 }
 
@@ -389,6 +678,7 @@ impl<'de> DeserializeSeed<'de> for FamilySeed {
 // Summary
 
 #[derive(Deserialize)]
+#[serde(expecting = "an endpoint info object")]
 struct RawEndpointInfo {
     #[serde(default)]
     total_fetches: Option<u64>,
@@ -430,6 +720,7 @@ impl From<RawEndpointInfo> for EndpointInfo {
 }
 
 #[derive(Deserialize)]
+#[serde(expecting = "a time range object")]
 struct RawRange {
     #[serde(deserialize_with = "ns")]
     start_ns: u64,
@@ -438,14 +729,14 @@ struct RawRange {
 }
 
 #[derive(Default, Deserialize)]
-#[serde(default)]
+#[serde(default, expecting = "a phase time ranges object")]
 struct RawPhaseRanges {
     profiling: Option<RawRange>,
     warmup: Option<RawRange>,
 }
 
 #[derive(Default, Deserialize)]
-#[serde(default)]
+#[serde(default, expecting = "a summary object")]
 struct RawSummary {
     endpoints_configured: Option<Vec<String>>,
     endpoints_successful: Option<Vec<String>>,
@@ -490,7 +781,8 @@ impl From<RawSummary> for ExportSummary {
 struct FamiliesSeed<'f> {
     filter: &'f FamilyFilter,
     section: &'static str,
-    dups: &'f RefCell<Duplicates>,
+    faults: &'f RefCell<Faults>,
+    marks: &'f Marks,
 }
 
 /// The families kept and how many entries were skipped.
@@ -524,39 +816,54 @@ impl<'de> Visitor<'de> for FamiliesSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FamiliesOut, A::Error> {
         let mut families: Vec<Family> = Vec::new();
-        let mut by_name: BTreeMap<String, usize> = BTreeMap::new();
+        // Name → (index of the first occurrence in `families`, occurrences so far).
+        let mut by_name: BTreeMap<String, (usize, usize)> = BTreeMap::new();
         let mut skipped: u32 = 0;
         while let Some(name) = map.next_key::<String>()? {
-            if self.filter.wants(&name) {
-                let v = map.next_value_seed(FamilySeed)?;
-                let family = Family {
-                    name,
-                    metric_type: v.metric_type,
-                    description: v.description,
-                    unit: v.unit,
-                    series: v.series,
-                };
-                // A repeated key: JSON parsers keep the last one, so the same bytes in another
-                // key order would price differently. Merge identical repeats, refuse others.
-                let path = format!("{}.{}", self.section, family.name);
-                match by_name.get(&family.name).and_then(|&i| families.get(i)) {
-                    Some(first) if *first == family => self.dups.borrow_mut().merged.push(path),
-                    Some(_) => {
+            if !self.filter.wants(&name) {
+                map.next_value::<IgnoredAny>()?;
+                skipped = skipped.saturating_add(1);
+                continue;
+            }
+            // Where this key starts, should it turn out to be a conflicting repeat.
+            self.marks.request();
+            let first = by_name.get(&name).copied();
+            let v = map.next_value_seed(FamilySeed {
+                section: self.section,
+                name: &name,
+                nth: first.map_or(0, |(_, n)| n),
+                faults: self.faults,
+            })?;
+            let family = Family {
+                name,
+                metric_type: v.metric_type,
+                description: v.description,
+                unit: v.unit,
+                series: v.series,
+            };
+            // A repeated key: JSON parsers keep the last one, so the same bytes in another
+            // key order would price differently. Merge identical repeats, refuse others.
+            let path = format!("{}.{}", self.section, family.name);
+            match first {
+                Some((i, n)) => {
+                    if families.get(i) != Some(&family) {
                         let msg = format!(
                             "family `{}` appears twice in `{}` with different content: refusing to pick one",
                             family.name, self.section
                         );
-                        self.dups.borrow_mut().refused_at = Some(path);
+                        self.faults.borrow_mut().fault = Some(Fault::Duplicate {
+                            path,
+                            message: msg.clone(),
+                        });
                         return Err(de::Error::custom(msg));
                     }
-                    None => {
-                        by_name.insert(family.name.clone(), families.len());
-                        families.push(family);
-                    }
+                    self.faults.borrow_mut().merged.push(path);
+                    by_name.insert(family.name, (i, n + 1));
                 }
-            } else {
-                map.next_value::<IgnoredAny>()?;
-                skipped = skipped.saturating_add(1);
+                None => {
+                    by_name.insert(family.name.clone(), (families.len(), 1));
+                    families.push(family);
+                }
             }
         }
         // Writers sort by name, but nothing guarantees it.
@@ -567,7 +874,8 @@ impl<'de> Visitor<'de> for FamiliesSeed<'_> {
 
 struct ExportSeed<'f> {
     filter: &'f FamilyFilter,
-    dups: &'f RefCell<Duplicates>,
+    faults: &'f RefCell<Faults>,
+    marks: &'f Marks,
 }
 
 impl<'de> DeserializeSeed<'de> for ExportSeed<'_> {
@@ -613,30 +921,27 @@ impl<'de> Visitor<'de> for ExportSeed<'_> {
                 return Err(de::Error::duplicate_field(known));
             }
             seen.push(known);
+            let families = |section| FamiliesSeed {
+                filter: self.filter,
+                section,
+                faults: self.faults,
+                marks: self.marks,
+            };
             match known {
                 "schema_version" => schema_version = map.next_value::<Option<String>>()?,
                 "aiperf_version" => aiperf_version = map.next_value::<Option<String>>()?,
                 "benchmark_id" => benchmark_id = map.next_value::<Option<String>>()?,
                 "metrics_phase" => metrics_phase = map.next_value::<Option<String>>()?,
                 "summary" => summary = map.next_value::<Option<RawSummary>>()?,
-                "metrics" => {
-                    metrics = Some(map.next_value_seed(FamiliesSeed {
-                        filter: self.filter,
-                        section: "metrics",
-                        dups: self.dups,
-                    })?)
-                }
-                _ => {
-                    warmup = Some(map.next_value_seed(FamiliesSeed {
-                        filter: self.filter,
-                        section: "warmup_metrics",
-                        dups: self.dups,
-                    })?)
-                }
+                "metrics" => metrics = Some(map.next_value_seed(families("metrics"))?),
+                _ => warmup = Some(map.next_value_seed(families("warmup_metrics"))?),
             }
         }
         let (metrics, skipped_p) = metrics.unwrap_or_default();
         let (warmup_metrics, skipped_w) = warmup.unwrap_or_default();
+        let mut merged = std::mem::take(&mut self.faults.borrow_mut().merged);
+        merged.sort();
+        merged.dedup();
         Ok(ServerMetricsExport {
             format: ServerMetricsFormat::Json,
             schema_version,
@@ -647,12 +952,7 @@ impl<'de> Visitor<'de> for ExportSeed<'_> {
             metrics,
             warmup_metrics,
             skipped_families: skipped_p.saturating_add(skipped_w),
-            merged_duplicates: {
-                let mut m = std::mem::take(&mut self.dups.borrow_mut().merged);
-                m.sort();
-                m.dedup();
-                m
-            },
+            merged_duplicates: merged,
         })
     }
 }
@@ -660,6 +960,7 @@ impl<'de> Visitor<'de> for ExportSeed<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Position;
 
     fn read(s: &str) -> Result<ServerMetricsExport, ReadError> {
         read_server_metrics_json("t.json", s.as_bytes(), &FamilyFilter::all())
@@ -721,7 +1022,16 @@ mod tests {
     fn unknown_type_string_is_a_shape_error() {
         let err = read(&ONE.replace("\"counter\"", "\"summary\"")).expect_err("bad type");
         assert_eq!(err.code, ErrorCode::JsonShape);
-        assert_eq!(err.position.json_path.as_deref(), Some("metrics.vllm:x"));
+        assert_eq!(
+            err.position.json_path.as_deref(),
+            Some("metrics.vllm:x.type")
+        );
+        // At the value, though serde_json read on to the family's end.
+        assert_eq!(err.position, {
+            let mut p = Position::line_col(9, 35);
+            p.json_path = Some("metrics.vllm:x.type".to_string());
+            p
+        });
         assert!(err.message.contains("summary"), "{}", err.message);
     }
 
