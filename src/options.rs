@@ -107,6 +107,8 @@ pub struct InspectOptions {
 }
 
 /// Options of `accountRun` / `accountRuns`: those of `inspectRun` plus the accounting policy.
+/// (The fields of `InspectOptions` are repeated, not `#[serde(flatten)]`ed: serde cannot refuse
+/// unknown fields through a flatten, and an unknown option must be refused by name.)
 #[derive(Debug, Clone, PartialEq, Default, Deserialize, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
