@@ -382,18 +382,8 @@ pub struct ErrorReport {
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub file: Option<String>,
     pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub line: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub column: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub byte_offset: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
-    pub json_path: Option<String>,
+    #[serde(flatten)]
+    pub position: Position,
 }
 
 impl From<&ReadError> for ErrorReport {
@@ -402,10 +392,7 @@ impl From<&ReadError> for ErrorReport {
             code: e.code,
             file: (!e.file.is_empty()).then(|| e.file.clone()),
             message: e.message.clone(),
-            line: e.position.line,
-            column: e.position.column,
-            byte_offset: e.position.byte_offset,
-            json_path: e.position.json_path.clone(),
+            position: e.position.clone(),
         }
     }
 }
@@ -417,10 +404,7 @@ impl ErrorReport {
             code: ErrorCode::BadOptions,
             file: None,
             message: message.into(),
-            line: None,
-            column: None,
-            byte_offset: None,
-            json_path: None,
+            position: Position::default(),
         }
     }
 }

@@ -12,7 +12,7 @@
 pub mod pricing;
 
 use crate::account::{account_run, families_read};
-use crate::error::{ErrorCode, ReadError, RunOutcome};
+use crate::error::{ErrorCode, Position, ReadError, RunOutcome};
 use crate::inspect::{inspect_run, CONTRACT_VERSION};
 use crate::options::{
     from_json, AccountOptions, CallError, InspectOptions, OptionsError, RunFileInput,
@@ -39,14 +39,8 @@ struct ErrorOut<'a> {
     message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     file: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    line: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    column: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    byte_offset: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    json_path: Option<&'a str>,
+    #[serde(flatten)]
+    position: Position,
 }
 
 impl<'a> ErrorOut<'a> {
@@ -55,10 +49,7 @@ impl<'a> ErrorOut<'a> {
             code: e.code.as_str(),
             message: e.to_string(),
             file: Some(&e.file),
-            line: e.position.line,
-            column: e.position.column,
-            byte_offset: e.position.byte_offset,
-            json_path: e.position.json_path.as_deref(),
+            position: e.position.clone(),
         }
     }
 
@@ -67,10 +58,10 @@ impl<'a> ErrorOut<'a> {
             code: ErrorCode::BadOptions.as_str(),
             message: e.to_string(),
             file: None,
-            line: None,
-            column: None,
-            byte_offset: None,
-            json_path: Some(e.path.as_str()).filter(|p| !p.is_empty()),
+            position: Position {
+                json_path: Some(e.path.clone()).filter(|p| !p.is_empty()),
+                ..Position::default()
+            },
         }
     }
 }
@@ -94,10 +85,7 @@ pub(crate) fn reply<T: Serialize>(outcome: Result<T, CallError>) -> String {
                 code: "INTERNAL",
                 message: format!("the result could not be serialised: {e}"),
                 file: None,
-                line: None,
-                column: None,
-                byte_offset: None,
-                json_path: None,
+                position: Position::default(),
             }),
         },
         Err(CallError::Read(e)) => error_envelope(&ErrorOut::read(&e)),
