@@ -69,6 +69,11 @@ fn facts_of(p: &PointInput, x_metric: Option<&str>) -> PointFacts {
     f
 }
 
+/// The facts of every point of a frontier, with the frontier's x metric.
+fn frontier_facts(points: &[PointInput], x_metric: Option<&str>) -> Vec<PointFacts> {
+    points.iter().map(|p| facts_of(p, x_metric)).collect()
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PointArgs {
@@ -195,11 +200,7 @@ pub fn price_rows_raw(json: &str) -> String {
 pub fn price_frontier_raw(json: &str) -> String {
     reply(args::<FrontierArgs>(json).and_then(|a| {
         let r = resolve(a.options)?;
-        let f: Vec<PointFacts> = a
-            .points
-            .iter()
-            .map(|p| facts_of(p, r.x_metric.as_deref()))
-            .collect();
+        let f = frontier_facts(&a.points, r.x_metric.as_deref());
         Ok(core::price_frontier(&f, &r.card, r.policy, r.surface))
     }))
 }
@@ -208,11 +209,7 @@ pub fn price_frontier_raw(json: &str) -> String {
 pub fn interpolate_frontier_raw(json: &str) -> String {
     reply(args::<InterpolateArgs>(json).and_then(|a| {
         let r = resolve(a.options)?;
-        let f: Vec<PointFacts> = a
-            .points
-            .iter()
-            .map(|p| facts_of(p, r.x_metric.as_deref()))
-            .collect();
+        let f = frontier_facts(&a.points, r.x_metric.as_deref());
         Ok(core::interpolate_frontier(
             &f, a.target, &r.card, r.policy, r.surface,
         ))
@@ -238,11 +235,7 @@ pub fn trend_series_raw(json: &str) -> String {
             .iter()
             .map(|g| core::TrendGroup {
                 date: g.date.clone(),
-                points: g
-                    .points
-                    .iter()
-                    .map(|p| facts_of(p, r.x_metric.as_deref()))
-                    .collect(),
+                points: frontier_facts(&g.points, r.x_metric.as_deref()),
             })
             .collect();
         Ok(core::trend_series(
