@@ -199,6 +199,7 @@ impl InspectOptions {
             families,
             captures,
             launch,
+            progress: None,
         })
     }
 }

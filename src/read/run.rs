@@ -63,6 +63,32 @@ impl<'a> InputFile<'a> {
         }
     }
 
+    /// The file's size in bytes, when it can be known without reading it.
+    pub fn size(&self) -> Option<u64> {
+        match &self.data {
+            InputData::Bytes(b) => Some(b.len() as u64),
+            InputData::Path(p) => std::fs::metadata(p).ok().map(|m| m.len()),
+        }
+    }
+
+    /// The content, telling `progress` (if any) the run's bytes read so far, `before` of them
+    /// in earlier files.
+    fn open_counted(
+        &self,
+        progress: &Option<Progress>,
+        before: u64,
+    ) -> Result<Box<dyn BufRead + 'a>, ReadError> {
+        let inner = self.open()?;
+        Ok(match progress {
+            None => inner,
+            Some(p) => Box::new(Counted {
+                inner,
+                read: before,
+                progress: p.clone(),
+            }),
+        })
+    }
+
     /// The first bytes, for format sniffing.
     pub(crate) fn head(&self) -> Result<Vec<u8>, ReadError> {
         let mut buf = Vec::with_capacity(4096);
@@ -104,9 +130,51 @@ pub struct CaptureMeta {
     pub timestamp_ns: Option<u64>,
 }
 
+/// Told the bytes of the run's files read so far, as reading goes (a CLI progress line on a
+/// terminal, a visualizer's bar). Called at most once per read chunk.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(u64) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
+}
+
+/// A reader that tells a [`Progress`] the bytes handed out so far: `read` starts at the bytes
+/// of the run's files read before this one.
+struct Counted<R> {
+    inner: R,
+    read: u64,
+    progress: Progress,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        (self.progress.0)(self.read);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.inner.consume(amt);
+        self.read += amt as u64;
+        (self.progress.0)(self.read);
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
     pub families: FamilyFilter,
+    /// Told the bytes read so far (see [`Progress`]); none by default.
+    pub progress: Option<Progress>,
     /// Capture metadata by file name (base name); overrides a manifest in the inputs.
     pub captures: BTreeMap<String, CaptureMeta>,
     /// Launch facts given by the caller; override a launch file among the inputs.
@@ -351,7 +419,10 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
         }
     };
 
+    let mut before = 0u64;
     for (f, kind) in order.iter().zip(kinds) {
+        let start = before;
+        before += f.size().unwrap_or(0);
         if kind == ArtifactKind::Other {
             continue;
         }
@@ -361,18 +432,30 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
         });
         match kind {
             ArtifactKind::ServerMetricsJson => {
-                let export = read_export(&f.name, f.open()?, &options.families)
-                    .map_err(|r| place_late_refusal(f, r))?;
+                let export = read_export(
+                    &f.name,
+                    f.open_counted(&options.progress, start)?,
+                    &options.families,
+                )
+                .map_err(|r| place_late_refusal(f, r))?;
                 note_id(&f.name, &export.benchmark_id);
                 only_once(&mut server_json, &f.name, export)?;
             }
             ArtifactKind::ServerMetricsCsv => {
-                let export = read_server_metrics_csv(&f.name, f.open()?, &options.families)?;
+                let export = read_server_metrics_csv(
+                    &f.name,
+                    f.open_counted(&options.progress, start)?,
+                    &options.families,
+                )?;
                 note_id(&f.name, &export.benchmark_id);
                 only_once(&mut server_csv, &f.name, export)?;
             }
             ArtifactKind::ServerMetricsJsonl => {
-                let set = read_scrapes_jsonl(&f.name, f.open()?, &options.families)?;
+                let set = read_scrapes_jsonl(
+                    &f.name,
+                    f.open_counted(&options.progress, start)?,
+                    &options.families,
+                )?;
                 for s in set.scrapes {
                     let seq = scrapes.len();
                     scrapes.push((s, f.name.clone(), seq));
@@ -383,16 +466,21 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
                     .get(base_name(&f.name))
                     .cloned()
                     .unwrap_or_default();
-                let s = read_prometheus_text(&f.name, f.open()?, &meta, &options.families)?;
+                let s = read_prometheus_text(
+                    &f.name,
+                    f.open_counted(&options.progress, start)?,
+                    &meta,
+                    &options.families,
+                )?;
                 let seq = scrapes.len();
                 scrapes.push((s, f.name.clone(), seq));
             }
             ArtifactKind::ProfileJsonl => {
-                let p = read_profile_jsonl(&f.name, f.open()?)?;
+                let p = read_profile_jsonl(&f.name, f.open_counted(&options.progress, start)?)?;
                 only_once(&mut profile, &f.name, p)?;
             }
             ArtifactKind::RunSummary => {
-                let s = read_run_summary(&f.name, f.open()?)?;
+                let s = read_run_summary(&f.name, f.open_counted(&options.progress, start)?)?;
                 note_id(&f.name, &s.benchmark_id);
                 only_once(&mut summary, &f.name, s)?;
             }

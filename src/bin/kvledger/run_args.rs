@@ -158,6 +158,7 @@ fn options(args: &RunArgs, default_families: FamilyFilter) -> Result<RunOptions,
         families,
         captures: args.capture.iter().cloned().collect(),
         launch,
+        progress: None,
     })
 }
 
