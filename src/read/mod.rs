@@ -16,6 +16,7 @@ pub mod names;
 pub mod profile_jsonl;
 pub mod profile_summary;
 pub mod prometheus_text;
+pub mod push;
 pub mod run;
 pub mod run_dir;
 pub mod scrape_jsonl;

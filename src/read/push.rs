@@ -1,0 +1,196 @@
+//! Readers fed bytes in chunks: the one way every format is read.
+//!
+//! A [`PushReader`] takes a file's bytes in chunks split anywhere (a multi-byte character or a
+//! line may straddle two chunks), then [`PushReader::finish`]es. The native CLI pushes a file
+//! read in 1 MiB chunks, the whole-buffer API pushes the buffer as one chunk, the WASM
+//! streaming API pushes what a `ReadableStream` yields: the same reader in all three, so the
+//! results are the same byte for byte whatever the chunking. A reader keeps only what it has
+//! not yet consumed (a partial line, a partial JSON value), so memory is bounded by the largest
+//! record, not by the file.
+
+use crate::error::{ErrorCode, ReadError};
+use std::io::Read;
+
+/// A reader of one file, fed in chunks.
+pub trait PushReader {
+    type Output;
+
+    /// Take the next bytes of the file.
+    fn push(&mut self, chunk: &[u8]) -> Result<(), ReadError>;
+
+    /// The file has ended: the result.
+    fn finish(self) -> Result<Self::Output, ReadError>;
+}
+
+/// Chunk size of [`drive`]: large enough that per-chunk work is noise, small enough to bound
+/// memory.
+pub const CHUNK: usize = 1 << 20;
+
+/// Feed `reader` everything `input` yields, in [`CHUNK`]-sized pieces, then finish it.
+pub fn drive<P: PushReader, R: Read>(
+    file: &str,
+    mut reader: P,
+    mut input: R,
+) -> Result<P::Output, ReadError> {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(ReadError::whole(
+                    ErrorCode::Io,
+                    file,
+                    format!("cannot read: {e}"),
+                ))
+            }
+        };
+        reader.push(&buf[..n])?;
+    }
+    reader.finish()
+}
+
+/// Splits pushed chunks into lines for line-oriented readers (JSONL, CSV, Prometheus text),
+/// keeping only the unfinished last line between pushes.
+///
+/// A line is handed out without its `\n` (a `\r` before it is the reader's business: formats
+/// differ), with its 1-based number. The last line of a file that does not end in `\n` is
+/// handed out by [`Lines::finish`].
+#[derive(Debug, Default)]
+pub struct Lines {
+    /// The start of a line whose end has not arrived yet.
+    partial: Vec<u8>,
+    /// Lines handed out so far.
+    line_no: u64,
+}
+
+impl Lines {
+    pub fn new() -> Self {
+        Lines::default()
+    }
+
+    /// Hand every line completed by `chunk` to `each` (line bytes, 1-based line number); stop
+    /// at the first error.
+    pub fn push<E>(
+        &mut self,
+        chunk: &[u8],
+        mut each: impl FnMut(&[u8], u64) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut rest = chunk;
+        while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+            self.line_no += 1;
+            if self.partial.is_empty() {
+                each(&rest[..nl], self.line_no)?;
+            } else {
+                self.partial.extend_from_slice(&rest[..nl]);
+                let line = std::mem::take(&mut self.partial);
+                each(&line, self.line_no)?;
+                // Keep the allocation for the next straddling line.
+                self.partial = line;
+                self.partial.clear();
+            }
+            rest = &rest[nl + 1..];
+        }
+        self.partial.extend_from_slice(rest);
+        Ok(())
+    }
+
+    /// The file has ended: hand out its last line if it did not end in `\n`.
+    pub fn finish<E>(
+        &mut self,
+        mut each: impl FnMut(&[u8], u64) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if self.partial.is_empty() {
+            return Ok(());
+        }
+        self.line_no += 1;
+        let line = std::mem::take(&mut self.partial);
+        each(&line, self.line_no)
+    }
+
+    /// Lines handed out so far.
+    pub fn count(&self) -> u64 {
+        self.line_no
+    }
+
+    /// Bytes held for an unfinished line.
+    pub fn pending(&self) -> usize {
+        self.partial.len()
+    }
+}
+
+/// A reader that needs the whole file at once (small files: launch facts, capture manifests,
+/// the run summary until it streams): it gathers the chunks, then reads them in one go.
+pub struct Gather<F> {
+    bytes: Vec<u8>,
+    read: F,
+}
+
+impl<T, F: FnOnce(&[u8]) -> Result<T, ReadError>> Gather<F> {
+    pub fn new(read: F) -> Self {
+        Gather {
+            bytes: Vec::new(),
+            read,
+        }
+    }
+}
+
+impl<T, F: FnOnce(&[u8]) -> Result<T, ReadError>> PushReader for Gather<F> {
+    type Output = T;
+
+    fn push(&mut self, chunk: &[u8]) -> Result<(), ReadError> {
+        self.bytes.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    fn finish(self) -> Result<T, ReadError> {
+        (self.read)(&self.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_of(chunks: &[&[u8]]) -> Vec<(String, u64)> {
+        let mut out = Vec::new();
+        let mut lines = Lines::new();
+        let mut each = |l: &[u8], n: u64| -> Result<(), ()> {
+            out.push((String::from_utf8(l.to_vec()).unwrap(), n));
+            Ok(())
+        };
+        for c in chunks {
+            lines.push(c, &mut each).unwrap();
+        }
+        lines.finish(&mut each).unwrap();
+        out
+    }
+
+    #[test]
+    fn any_split_gives_the_same_lines() {
+        let text = b"ab\r\nc\n\nd\xc3\xa9f";
+        let whole = lines_of(&[text]);
+        assert_eq!(
+            whole,
+            [
+                ("ab\r".to_string(), 1),
+                ("c".to_string(), 2),
+                (String::new(), 3),
+                ("d\u{e9}f".to_string(), 4)
+            ]
+        );
+        for cut in 0..text.len() {
+            let (a, b) = text.split_at(cut);
+            assert_eq!(lines_of(&[a, b]), whole, "cut at {cut}");
+        }
+        let bytes: Vec<&[u8]> = text.chunks(1).collect();
+        assert_eq!(lines_of(&bytes), whole);
+    }
+
+    #[test]
+    fn a_final_newline_adds_no_empty_line() {
+        assert_eq!(lines_of(&[b"a\n"]), [("a".to_string(), 1)]);
+        assert!(lines_of(&[b""]).is_empty());
+    }
+}
