@@ -53,10 +53,15 @@ pub enum ErrorCode {
     /// value cannot be reported exactly. The message names the value; position: line, column
     /// and JSON path (CSV: line and column) of the value.
     CountTooLarge,
+    /// An input larger than kvledger may hold: one JSON value or line beyond the most a reader
+    /// buffers (a series, a scrape, a record), or, in WebAssembly, an input or kept evidence
+    /// beyond the memory budget. A typed refusal before memory runs out: the instance stays
+    /// usable. The message names the limit; position: where the value starts, when known.
+    InputTooLarge,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 17] = [
+    pub const ALL: [ErrorCode; 18] = [
         ErrorCode::Io,
         ErrorCode::NotUtf8,
         ErrorCode::EmptyInput,
@@ -74,6 +79,7 @@ impl ErrorCode {
         ErrorCode::BadOptions,
         ErrorCode::DuplicateKey,
         ErrorCode::CountTooLarge,
+        ErrorCode::InputTooLarge,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -95,6 +101,7 @@ impl ErrorCode {
             ErrorCode::BadOptions => "BAD_OPTIONS",
             ErrorCode::DuplicateKey => "DUPLICATE_KEY",
             ErrorCode::CountTooLarge => "COUNT_TOO_LARGE",
+            ErrorCode::InputTooLarge => "INPUT_TOO_LARGE",
         }
     }
 }

@@ -163,6 +163,8 @@ impl InspectOptions {
     /// The readers' options. `default_families` applies when `families` is not given.
     pub fn into_run_options(self, default_families: FamilyFilter) -> Result<RunOptions, CallError> {
         let mut families = match &self.families {
+            // Accounting's leanness holds whichever families are kept.
+            Some(names) if default_families.is_lean() => FamilyFilter::only(names).lean(),
             Some(names) => FamilyFilter::only(names),
             None => default_families,
         };

@@ -337,7 +337,9 @@ pub fn families_read() -> crate::read::FamilyFilter {
     }
     // Every engine-prefixed family too: an endpoint's engine is detected from all it exports
     // (an endpoint exporting only, say, `trtllm:request_success` is still a TensorRT-LLM one).
-    crate::read::FamilyFilter::only(names).with_prefixes(ENGINE_PREFIXES)
+    crate::read::FamilyFilter::only(names)
+        .with_prefixes(ENGINE_PREFIXES)
+        .lean()
 }
 
 /// The metric-name prefixes that identify an engine (`crate::read::names::engine_prefix`).

@@ -12,6 +12,9 @@ pub struct FamilyFilter {
     names: Option<BTreeSet<String>>,
     /// Canonical-name prefixes to keep (e.g. `vllm:`); empty = no prefix rule.
     prefixes: Vec<String>,
+    /// Keep only the stats of gauge and histogram series, not their timeslices (see
+    /// [`FamilyFilter::lean`]).
+    lean: bool,
 }
 
 impl FamilyFilter {
@@ -34,6 +37,7 @@ impl FamilyFilter {
                     .collect(),
             ),
             prefixes: Vec::new(),
+            lean: false,
         }
     }
 
@@ -49,6 +53,21 @@ impl FamilyFilter {
         self.prefixes
             .extend(prefixes.into_iter().map(|p| canonical_family(p.as_ref())));
         self
+    }
+
+    /// Keep of gauge and histogram series only their stats: accounting reads no other
+    /// timeslices than counters', and a histogram's per-timeslice buckets are most of an
+    /// export's bytes. The skipped timeslices are syntax-checked but not built, so their
+    /// values are not refused as counts above 2^53 − 1: no result reports them. (Inspection
+    /// keeps everything.)
+    pub fn lean(mut self) -> Self {
+        self.lean = true;
+        self
+    }
+
+    /// Whether [`FamilyFilter::lean`] was asked for.
+    pub fn is_lean(&self) -> bool {
+        self.lean
     }
 
     pub fn keeps_everything(&self) -> bool {

@@ -15,10 +15,11 @@
 //! already lost precision: such a value is taken only when it is an exact integer no larger
 //! than 2^53 (i.e. the float is provably the written integer), otherwise it is `None`.
 
-use crate::error::{json_path, ReadError};
+use crate::error::{json_path, ErrorCode, ReadError};
 use crate::model::RunSummary;
 use crate::read::count;
-use crate::read::json_stream::{stream_error, Marks, TrackedReader};
+use crate::read::json_stream::slice_error;
+use crate::read::push::{self, PushReader};
 use serde::{Deserialize, Deserializer};
 use serde_json::Number;
 use std::marker::PhantomData;
@@ -160,21 +161,60 @@ fn avg_ns<K>(m: &Option<MetricDe<K>>) -> Option<u64> {
     }
 }
 
+/// The most bytes a run summary may take (a few KB in practice; gathered whole).
+const MAX_SUMMARY: usize = 64 << 20;
+
+/// The run summary pushed in chunks: a small file, gathered, then parsed from its bytes.
+pub struct RunSummaryReader {
+    file: String,
+    bytes: Vec<u8>,
+}
+
+impl RunSummaryReader {
+    pub fn new(file: &str) -> Self {
+        RunSummaryReader {
+            file: file.to_string(),
+            bytes: Vec::new(),
+        }
+    }
+}
+
+impl PushReader for RunSummaryReader {
+    type Output = RunSummary;
+
+    fn push(&mut self, chunk: &[u8]) -> Result<(), ReadError> {
+        if self.bytes.len() + chunk.len() > MAX_SUMMARY {
+            return Err(ReadError::whole(
+                ErrorCode::InputTooLarge,
+                &self.file,
+                format!("a run summary larger than {MAX_SUMMARY} bytes is not read"),
+            ));
+        }
+        self.bytes.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    fn finish(self) -> Result<RunSummary, ReadError> {
+        parse_run_summary(&self.file, &self.bytes)
+    }
+}
+
 /// Read a run summary.
 pub fn read_run_summary<R: std::io::Read>(file: &str, reader: R) -> Result<RunSummary, ReadError> {
-    let marks = Marks::default();
-    let mut input = TrackedReader::new(reader, &marks);
-    let (err, path) = {
-        let mut de = serde_json::Deserializer::from_reader(&mut input);
-        let mut track = serde_path_to_error::Track::new();
-        let parsed =
-            SummaryDe::deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
-        match parsed.and_then(|s| de.end().map(|()| s)) {
-            Ok(s) => return Ok(summary(s)),
-            Err(e) => (e, json_path(&track.path())),
-        }
+    push::drive(file, RunSummaryReader::new(file), reader)
+}
+
+fn parse_run_summary(file: &str, text: &[u8]) -> Result<RunSummary, ReadError> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let mut track = serde_path_to_error::Track::new();
+    let parsed =
+        SummaryDe::deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
+    let err = match parsed.and_then(|s| de.end().map(|()| s)) {
+        Ok(s) => return Ok(summary(s)),
+        Err(e) => e,
     };
-    Err(stream_error(file, &mut input, &err, path, |p| {
+    let path = json_path(&track.path());
+    Err(slice_error(file, text, &err, path, |p| {
         format!("run summary count at `{p}`")
     }))
 }

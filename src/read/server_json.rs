@@ -21,19 +21,20 @@
 //! is reported at its second key, an unknown `type` at its value, a refused count at its
 //! number, anything else where serde_json stopped.
 
-use crate::error::{json_message, json_path, ErrorCode, ReadError};
+use crate::error::{json_code, json_message, json_path, ErrorCode, ReadError};
 use crate::model::{
     Bucket, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats, HistogramStats, Labels,
     MetricType, PhaseTimeRanges, Series, ServerMetricsExport, ServerMetricsFormat, Stats,
     TimeRange, Timeslice,
 };
 use crate::read::count;
-use crate::read::json_stream::{at, stream_error, Marks, TrackedReader};
-use crate::read::locate::OwnedPath;
+use crate::read::json_frame::{Framer, Sink, Whole};
+use crate::read::json_stream::{at, refused_number_position};
+use crate::read::locate::{serde_error_position, LineCol, OwnedPath};
+use crate::read::push::{self, PushReader};
 use crate::read::FamilyFilter;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Read;
@@ -67,52 +68,27 @@ impl From<ReadError> for Refusal {
 /// [`read_server_metrics_json`], keeping what a caller needs to place a late refusal.
 pub(crate) fn read_export<R: Read>(
     file: &str,
-    reader: R,
+    mut input: R,
     filter: &FamilyFilter,
 ) -> Result<ServerMetricsExport, Refusal> {
-    let marks = Marks::default();
-    let faults = RefCell::new(Faults::default());
-    let mut input = TrackedReader::new(reader, &marks);
-    let (err, path) = {
-        let mut de = serde_json::Deserializer::from_reader(&mut input);
-        let mut track = serde_path_to_error::Track::new();
-        let parsed = ExportSeed {
-            filter,
-            faults: &faults,
-            marks: &marks,
+    let mut reader = ExportReader::new(file, filter.clone());
+    let mut buf = vec![0u8; push::CHUNK];
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(
+                    ReadError::whole(ErrorCode::Io, file, format!("cannot read: {e}")).into(),
+                )
+            }
+        };
+        if let Err(e) = reader.push(&buf[..n]) {
+            return Err(reader.refusal(e));
         }
-        .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
-        match parsed.and_then(|export| de.end().map(|()| export)) {
-            Ok(export) => return Ok(export),
-            Err(e) => (e, json_path(&track.path())),
-        }
-    };
-    input.settle();
-    let faults = faults.into_inner();
-    Err(match faults.fault {
-        Some(Fault::Duplicate { path, message }) => ReadError::new(
-            ErrorCode::DuplicateKey,
-            file,
-            at(marks.get(), Some(path)),
-            message,
-        )
-        .into(),
-        Some(Fault::BadType) => ReadError::new(
-            ErrorCode::JsonShape,
-            file,
-            at(input.value_start(&err), path.map(|p| format!("{p}.type"))),
-            json_message(&err),
-        )
-        .into(),
-        Some(Fault::LateCount { path, what, shown }) => Refusal {
-            error: count::refuse(file, at(None, Some(path.display())), &what, &shown),
-            relocate: Some(Box::new(path)),
-        },
-        None => stream_error(file, &mut input, &err, path, |p| {
-            count_what(faults.reading, p)
-        })
-        .into(),
-    })
+    }
+    reader.finish_export()
 }
 
 /// How a refused count is named: "counter value at `path`".
@@ -403,6 +379,32 @@ struct RawSeries<K> {
     buckets: Option<Buckets<K>>,
 }
 
+/// A gauge or histogram series read for its stats only ([`FamilyFilter::lean`]): its
+/// timeslices are skipped unbuilt (still syntax-checked).
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "K: Kind"), expecting = "a series object")]
+struct RawSeriesStats<K> {
+    endpoint_url: String,
+    #[serde(default)]
+    labels: Option<Labels>,
+    #[serde(default)]
+    stats: Option<RawStats<K>>,
+    #[serde(default)]
+    buckets: Option<Buckets<K>>,
+}
+
+impl<K> RawSeriesStats<K> {
+    fn into_series(self, t: MetricType) -> Series {
+        Series {
+            endpoint_url: self.endpoint_url,
+            labels: self.labels.unwrap_or_default(),
+            stats: self.stats.unwrap_or_default().into_stats(t),
+            timeslices: Vec::new(),
+            buckets: buckets(self.buckets),
+        }
+    }
+}
+
 impl<K> RawSeries<K> {
     fn into_series(self, t: MetricType) -> Series {
         Series {
@@ -459,29 +461,6 @@ impl<K> Default for RawStats<K> {
     }
 }
 
-/// `series` read with the count checks of `t`'s family type.
-fn read_series<'de, A: MapAccess<'de>>(
-    map: &mut A,
-    t: MetricType,
-) -> Result<Vec<Series>, A::Error> {
-    fn take<'de, A: MapAccess<'de>, K: Kind>(
-        map: &mut A,
-        t: MetricType,
-    ) -> Result<Vec<Series>, A::Error> {
-        Ok(map
-            .next_value::<Option<Vec<RawSeries<K>>>>()?
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| s.into_series(t))
-            .collect())
-    }
-    match t {
-        MetricType::Counter => take::<A, CounterKind>(map, t),
-        MetricType::Histogram => take::<A, HistogramKind>(map, t),
-        MetricType::Gauge | MetricType::Unknown => take::<A, Unchecked>(map, t),
-    }
-}
-
 /// The first count of `t`'s family type above 2^53 − 1 in series read before the type was
 /// known (keys in AIPerf's order: stats, buckets, timeslices), with its path below `family`.
 fn first_large_count(
@@ -531,147 +510,6 @@ fn first_large_count(
         }
     }
     None
-}
-
-/// A family value, typed only after the whole object is read; an unrecognised `type` fails
-/// at its value.
-struct FamilyValue {
-    metric_type: MetricType,
-    description: String,
-    unit: Option<String>,
-    series: Vec<Series>,
-}
-
-/// What went wrong beyond what serde_json reports, so the error gets its code and position:
-/// and the identical repeats merged (their JSON paths, for the note `duplicate_family_merged`).
-#[derive(Default)]
-struct Faults {
-    merged: Vec<String>,
-    fault: Option<Fault>,
-    /// The type of the family whose series are being read (names a refused count).
-    reading: Option<MetricType>,
-}
-
-enum Fault {
-    /// A family repeated with different content: at the second key.
-    Duplicate { path: String, message: String },
-    /// An unknown family `type`: at its value.
-    BadType,
-    /// A count refused after its value streamed by (`type` after `series`).
-    LateCount {
-        path: OwnedPath,
-        what: String,
-        shown: String,
-    },
-}
-
-/// Reads one family value: `type` first (as AIPerf writes it) lets the series be checked as
-/// they are read.
-struct FamilySeed<'f> {
-    /// Where the family sits (`metrics` or `warmup_metrics`, its key and which occurrence of
-    /// it), for the path of a late refusal.
-    section: &'static str,
-    name: &'f str,
-    nth: usize,
-    faults: &'f RefCell<Faults>,
-}
-
-impl<'de> DeserializeSeed<'de> for FamilySeed<'_> {
-    type Value = FamilyValue;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<FamilyValue, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for FamilySeed<'_> {
-    type Value = FamilyValue;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a metric family object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FamilyValue, A::Error> {
-        let mut metric_type: Option<MetricType> = None;
-        let mut description: Option<String> = None;
-        let mut unit: Option<String> = None;
-        let mut series: Option<Vec<Series>> = None;
-        // Series read before `type`, typed (and checked) once it is known.
-        let mut untyped: Option<Vec<RawSeries<Unchecked>>> = None;
-        let mut seen: Vec<&'static str> = Vec::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let known: &'static str = match key.as_str() {
-                "type" => "type",
-                "description" => "description",
-                "unit" => "unit",
-                "series" => "series",
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
-            };
-            if seen.contains(&known) {
-                return Err(de::Error::duplicate_field(known));
-            }
-            seen.push(known);
-            match known {
-                "type" => {
-                    let raw = map.next_value::<String>()?;
-                    let Some(t) = MetricType::parse(&raw) else {
-                        self.faults.borrow_mut().fault = Some(Fault::BadType);
-                        return Err(de::Error::custom(format!(
-                            "unknown metric type `{raw}` (expected counter, gauge, histogram or unknown)"
-                        )));
-                    };
-                    metric_type = Some(t);
-                }
-                "description" => description = map.next_value()?,
-                "unit" => unit = map.next_value()?,
-                _ => match metric_type {
-                    Some(t) => {
-                        self.faults.borrow_mut().reading = Some(t);
-                        series = Some(read_series(&mut map, t)?);
-                    }
-                    None => untyped = Some(map.next_value::<Option<_>>()?.unwrap_or_default()),
-                },
-            }
-        }
-        let metric_type = metric_type.ok_or_else(|| de::Error::missing_field("type"))?;
-        let series = match (series, untyped) {
-            (Some(s), _) => s,
-            (None, Some(raw)) => {
-                let s: Vec<Series> = raw
-                    .into_iter()
-                    .map(|r| r.into_series(metric_type))
-                    .collect();
-                let family = OwnedPath::default()
-                    .key(self.section, 0)
-                    .key(self.name, self.nth);
-                if let Some((path, v)) = first_large_count(&family, metric_type, &s) {
-                    return Err(self.late_count(metric_type, path, v));
-                }
-                s
-            }
-            (None, None) => Vec::new(),
-        };
-        // Repeated series (same endpoint and labels) are kept as written: accounting sees both
-        // and decides (they are one pool that must agree), nothing is overwritten here.
-        Ok(FamilyValue {
-            metric_type,
-            description: description.unwrap_or_default(),
-            unit,
-            series,
-        })
-    }
-}
-
-impl FamilySeed<'_> {
-    fn late_count<E: de::Error>(&self, t: MetricType, path: OwnedPath, v: f64) -> E {
-        let what = count_what(Some(t), &path.display());
-        let shown = count::show(v);
-        let err = E::custom(count::message(&what, &shown));
-        self.faults.borrow_mut().fault = Some(Fault::LateCount { path, what, shown });
-        err
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -777,183 +615,649 @@ impl From<RawSummary> for ExportSummary {
 // ---------------------------------------------------------------------------------------------
 // The streaming top level
 
-/// One `metrics`-shaped map: builds wanted families, skips the rest unbuilt.
-struct FamiliesSeed<'f> {
-    filter: &'f FamilyFilter,
-    section: &'static str,
-    faults: &'f RefCell<Faults>,
-    marks: &'f Marks,
+/// The export pushed in chunks: the framer walks the top level, the `metrics` maps, each family
+/// and its `series` array; every other value (a series, the summary, a family's `type`) is
+/// parsed from its own bytes.
+pub struct ExportReader {
+    framer: Framer,
+    state: ExportState,
 }
 
-/// The families kept and how many entries were skipped.
-type FamiliesOut = (Vec<Family>, u32);
-
-impl<'de> DeserializeSeed<'de> for FamiliesSeed<'_> {
-    type Value = FamiliesOut;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<FamiliesOut, D::Error> {
-        d.deserialize_option(self)
-    }
-}
-
-impl<'de> Visitor<'de> for FamiliesSeed<'_> {
-    type Value = FamiliesOut;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a map of metric family name to family")
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<FamiliesOut, E> {
-        Ok((Vec::new(), 0))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<FamiliesOut, E> {
-        Ok((Vec::new(), 0))
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<FamiliesOut, D::Error> {
-        d.deserialize_map(self)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FamiliesOut, A::Error> {
-        let mut families: Vec<Family> = Vec::new();
-        // Name → (index of the first occurrence in `families`, occurrences so far).
-        let mut by_name: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-        let mut skipped: u32 = 0;
-        while let Some(name) = map.next_key::<String>()? {
-            if !self.filter.wants(&name) {
-                map.next_value::<IgnoredAny>()?;
-                skipped = skipped.saturating_add(1);
-                continue;
-            }
-            // Where this key starts, should it turn out to be a conflicting repeat.
-            self.marks.request();
-            let first = by_name.get(&name).copied();
-            let v = map.next_value_seed(FamilySeed {
-                section: self.section,
-                name: &name,
-                nth: first.map_or(0, |(_, n)| n),
-                faults: self.faults,
-            })?;
-            let family = Family {
-                name,
-                metric_type: v.metric_type,
-                description: v.description,
-                unit: v.unit,
-                series: v.series,
-            };
-            // A repeated key: JSON parsers keep the last one, so the same bytes in another
-            // key order would price differently. Merge identical repeats, refuse others.
-            let path = format!("{}.{}", self.section, family.name);
-            match first {
-                Some((i, n)) => {
-                    if families.get(i) != Some(&family) {
-                        let msg = format!(
-                            "family `{}` appears twice in `{}` with different content: refusing to pick one",
-                            family.name, self.section
-                        );
-                        self.faults.borrow_mut().fault = Some(Fault::Duplicate {
-                            path,
-                            message: msg.clone(),
-                        });
-                        return Err(de::Error::custom(msg));
-                    }
-                    self.faults.borrow_mut().merged.push(path);
-                    by_name.insert(family.name, (i, n + 1));
-                }
-                None => {
-                    by_name.insert(family.name.clone(), (families.len(), 1));
-                    families.push(family);
-                }
-            }
+impl ExportReader {
+    pub fn new(file: &str, filter: FamilyFilter) -> Self {
+        ExportReader {
+            framer: Framer::new(file, MAX_VALUE),
+            state: ExportState {
+                file: file.to_string(),
+                filter,
+                ..ExportState::default()
+            },
         }
-        // Writers sort by name, but nothing guarantees it.
-        families.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok((families, skipped))
-    }
-}
-
-struct ExportSeed<'f> {
-    filter: &'f FamilyFilter,
-    faults: &'f RefCell<Faults>,
-    marks: &'f Marks,
-}
-
-impl<'de> DeserializeSeed<'de> for ExportSeed<'_> {
-    type Value = ServerMetricsExport;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<ServerMetricsExport, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ExportSeed<'_> {
-    type Value = ServerMetricsExport;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an AIPerf server-metrics export object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ServerMetricsExport, A::Error> {
-        let mut schema_version = None;
-        let mut aiperf_version = None;
-        let mut benchmark_id = None;
-        let mut metrics_phase = None;
-        let mut summary: Option<RawSummary> = None;
-        let mut metrics: Option<FamiliesOut> = None;
-        let mut warmup: Option<FamiliesOut> = None;
-        // Each key at most once: a repeated `metrics` would otherwise merge or overwrite silently.
-        let mut seen: Vec<&'static str> = Vec::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let known: &'static str = match key.as_str() {
-                "schema_version" => "schema_version",
-                "aiperf_version" => "aiperf_version",
-                "benchmark_id" => "benchmark_id",
-                "metrics_phase" => "metrics_phase",
-                "summary" => "summary",
-                "metrics" => "metrics",
-                "warmup_metrics" => "warmup_metrics",
-                _ => {
-                    // `input_config` (a user config dump) and anything newer.
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
-            };
-            if seen.contains(&known) {
-                return Err(de::Error::duplicate_field(known));
-            }
-            seen.push(known);
-            let families = |section| FamiliesSeed {
-                filter: self.filter,
-                section,
-                faults: self.faults,
-                marks: self.marks,
-            };
-            match known {
-                "schema_version" => schema_version = map.next_value::<Option<String>>()?,
-                "aiperf_version" => aiperf_version = map.next_value::<Option<String>>()?,
-                "benchmark_id" => benchmark_id = map.next_value::<Option<String>>()?,
-                "metrics_phase" => metrics_phase = map.next_value::<Option<String>>()?,
-                "summary" => summary = map.next_value::<Option<RawSummary>>()?,
-                "metrics" => metrics = Some(map.next_value_seed(families("metrics"))?),
-                _ => warmup = Some(map.next_value_seed(families("warmup_metrics"))?),
-            }
+    /// Bytes held for a value not yet complete.
+    pub fn pending(&self) -> usize {
+        self.framer.pending()
+    }
+
+    /// An error with what a caller needs to place a late count refusal.
+    pub(crate) fn refusal(&mut self, error: ReadError) -> Refusal {
+        Refusal {
+            error,
+            relocate: self.state.late.take().map(Box::new),
         }
-        let (metrics, skipped_p) = metrics.unwrap_or_default();
-        let (warmup_metrics, skipped_w) = warmup.unwrap_or_default();
-        let mut merged = std::mem::take(&mut self.faults.borrow_mut().merged);
-        merged.sort();
-        merged.dedup();
-        Ok(ServerMetricsExport {
+    }
+
+    pub(crate) fn finish_export(self) -> Result<ServerMetricsExport, Refusal> {
+        let ExportReader { framer, mut state } = self;
+        match framer.finish(&mut state) {
+            Ok(()) => Ok(state.export()),
+            Err(error) => Err(Refusal {
+                error,
+                relocate: state.late.take().map(Box::new),
+            }),
+        }
+    }
+}
+
+impl PushReader for ExportReader {
+    type Output = ServerMetricsExport;
+
+    fn push(&mut self, chunk: &[u8]) -> Result<(), ReadError> {
+        self.framer.push(chunk, &mut self.state)
+    }
+
+    fn finish(self) -> Result<ServerMetricsExport, ReadError> {
+        self.finish_export().map_err(|r| r.error)
+    }
+}
+
+/// The most bytes one value (a series with all its timeslices, the summary) may take.
+const MAX_VALUE: usize = 256 << 20;
+
+/// Where the framer is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Root,
+    /// `metrics` or `warmup_metrics`.
+    Families,
+    Family,
+    /// A family's `series` array.
+    Series,
+}
+
+/// The families of one `metrics`-shaped map being read.
+#[derive(Default)]
+struct SectionAcc {
+    name: &'static str,
+    families: Vec<Family>,
+    /// Name → (index of the first occurrence in `families`, occurrences so far).
+    by_name: BTreeMap<String, (usize, usize)>,
+    skipped: u32,
+}
+
+/// One family being read.
+struct FamilyAcc {
+    name: String,
+    /// Which occurrence of its key this is (JSON allows repeats).
+    nth: usize,
+    wanted: bool,
+    /// The key's position: a conflicting repeat is reported there.
+    key_at: LineCol,
+    metric_type: Option<MetricType>,
+    description: Option<String>,
+    unit: Option<String>,
+    series: Vec<Series>,
+    /// Series read before `type`, typed (and checked) once it is known.
+    untyped: Option<Vec<RawSeries<Unchecked>>>,
+    seen: Vec<&'static str>,
+}
+
+#[derive(Default)]
+struct ExportState {
+    file: String,
+    filter: FamilyFilter,
+    levels: Vec<Level>,
+    /// The last key of the innermost open object.
+    key: String,
+    root_seen: Vec<&'static str>,
+    schema_version: Option<String>,
+    aiperf_version: Option<String>,
+    benchmark_id: Option<String>,
+    metrics_phase: Option<String>,
+    summary: Option<RawSummary>,
+    section: Option<SectionAcc>,
+    family: Option<FamilyAcc>,
+    metrics: Option<(Vec<Family>, u32)>,
+    warmup: Option<(Vec<Family>, u32)>,
+    merged: Vec<String>,
+    /// A count refused after its value streamed by: its path (see [`Refusal`]).
+    late: Option<OwnedPath>,
+}
+
+/// A value that must be a JSON object (or `null` when `.1`), for the error serde_json gives
+/// when it is not.
+#[derive(Clone, Copy)]
+struct ExpectObject(&'static str, bool);
+
+impl<'de> DeserializeSeed<'de> for ExpectObject {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        if self.1 {
+            d.deserialize_option(self)
+        } else {
+            d.deserialize_map(self)
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for ExpectObject {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.0)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(ExpectObject(self.0, false))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+}
+
+type Tracked = serde_path_to_error::Error<serde_json::Error>;
+
+impl ExportState {
+    fn export(mut self) -> ServerMetricsExport {
+        let (metrics, skipped_p) = self.metrics.take().unwrap_or_default();
+        let (warmup_metrics, skipped_w) = self.warmup.take().unwrap_or_default();
+        self.merged.sort();
+        self.merged.dedup();
+        ServerMetricsExport {
             format: ServerMetricsFormat::Json,
-            schema_version,
-            aiperf_version,
-            benchmark_id,
-            summary: summary.unwrap_or_default().into(),
-            metrics_phase,
+            schema_version: self.schema_version,
+            aiperf_version: self.aiperf_version,
+            benchmark_id: self.benchmark_id,
+            summary: self.summary.unwrap_or_default().into(),
+            metrics_phase: self.metrics_phase,
             metrics,
             warmup_metrics,
             skipped_families: skipped_p.saturating_add(skipped_w),
-            merged_duplicates: merged,
+            merged_duplicates: self.merged,
+        }
+    }
+
+    fn level(&self) -> Option<Level> {
+        self.levels.last().copied()
+    }
+
+    fn section_name(&self) -> &'static str {
+        self.section.as_ref().map_or("metrics", |s| s.name)
+    }
+
+    /// JSON path of the current family.
+    fn family_path(&self) -> String {
+        let name = self.family.as_ref().map_or("", |f| f.name.as_str());
+        format!("{}.{name}", self.section_name())
+    }
+
+    /// Parse a whole value as `T`; an error is placed in the file, its JSON path `prefix`
+    /// followed by the path inside the value, a refused count named after `kind`.
+    fn parse<T: serde::de::DeserializeOwned>(
+        &self,
+        value: &mut Whole<'_>,
+        prefix: &str,
+        kind: Option<MetricType>,
+    ) -> Result<T, ReadError> {
+        serde_json::from_slice::<T>(value.bytes).map_err(|err| {
+            self.unit_error(value, prefix, kind, &err, |de| {
+                serde_path_to_error::deserialize::<_, T>(de).map(|_| ())
+            })
         })
+    }
+
+    /// [`Self::parse`] through a seed.
+    fn parse_seed(
+        &self,
+        value: &mut Whole<'_>,
+        prefix: &str,
+        seed: ExpectObject,
+    ) -> Result<(), ReadError> {
+        let mut de = serde_json::Deserializer::from_slice(value.bytes);
+        match seed.deserialize(&mut de).and_then(|()| de.end()) {
+            Ok(()) => Ok(()),
+            Err(err) => Err(self.unit_error(value, prefix, None, &err, |de| {
+                let mut track = serde_path_to_error::Track::new();
+                seed.deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
+                    .map_err(|e| serde_path_to_error::Error::new(track.path(), e))
+            })),
+        }
+    }
+
+    /// The error `err` of a whole value, with its inner path found by parsing it again
+    /// tracked (`again`): tracking costs only when something is wrong.
+    fn unit_error(
+        &self,
+        value: &mut Whole<'_>,
+        prefix: &str,
+        kind: Option<MetricType>,
+        err: &serde_json::Error,
+        again: impl FnOnce(
+            &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
+        ) -> Result<(), Tracked>,
+    ) -> ReadError {
+        let bytes = value.bytes;
+        let inner = {
+            let mut de = serde_json::Deserializer::from_slice(bytes);
+            match again(&mut de) {
+                Err(e) => json_path(e.path()),
+                Ok(()) => None,
+            }
+        };
+        let path = match inner {
+            None => Some(prefix.to_string()).filter(|p| !p.is_empty()),
+            Some(i) if prefix.is_empty() => Some(i),
+            Some(i) if i.starts_with('[') => Some(format!("{prefix}{i}")),
+            Some(i) => Some(format!("{prefix}.{i}")),
+        };
+        let origin = value.origin();
+        if let Some(shown) = count::refused_in_visitor(err) {
+            let what = count_what(kind, path.as_deref().unwrap_or(""));
+            let pos = refused_number_position(bytes, err).map(|p| p.offset_by(origin));
+            return count::refuse(&self.file, at(pos, path), &what, &shown);
+        }
+        let pos = serde_error_position(bytes, err).map(|p| p.offset_by(origin));
+        ReadError::new(json_code(err), &self.file, at(pos, path), json_message(err))
+    }
+
+    fn root_key(&mut self, key: &str, key_at: LineCol) -> Result<(), ReadError> {
+        let known: &'static str = match key {
+            "schema_version" => "schema_version",
+            "aiperf_version" => "aiperf_version",
+            "benchmark_id" => "benchmark_id",
+            "metrics_phase" => "metrics_phase",
+            "summary" => "summary",
+            "metrics" => "metrics",
+            "warmup_metrics" => "warmup_metrics",
+            // `input_config` (a user config dump) and anything newer.
+            _ => return Ok(()),
+        };
+        // Each key at most once: a repeated `metrics` would otherwise merge or overwrite silently.
+        if self.root_seen.contains(&known) {
+            return Err(ReadError::new(
+                ErrorCode::JsonShape,
+                &self.file,
+                at(Some(key_at), Some(known.to_string())),
+                format!("duplicate field `{known}`"),
+            ));
+        }
+        self.root_seen.push(known);
+        Ok(())
+    }
+
+    fn family_key(&mut self, key: &str, key_at: LineCol) -> Result<(), ReadError> {
+        let path = self.family_path();
+        let Some(fam) = self.family.as_mut() else {
+            return Ok(());
+        };
+        let known: &'static str = match key {
+            "type" => "type",
+            "description" => "description",
+            "unit" => "unit",
+            "series" => "series",
+            _ => return Ok(()),
+        };
+        if fam.wanted && fam.seen.contains(&known) {
+            return Err(ReadError::new(
+                ErrorCode::JsonShape,
+                &self.file,
+                at(Some(key_at), Some(format!("{path}.{known}"))),
+                format!("duplicate field `{known}`"),
+            ));
+        }
+        fam.seen.push(known);
+        Ok(())
+    }
+
+    /// A family name in a `metrics` map: start reading it (or skipping it).
+    fn begin_family(&mut self, name: String, key_at: LineCol) {
+        let wanted = self.filter.wants(&name);
+        let section = self.section.get_or_insert_with(SectionAcc::default);
+        if !wanted {
+            section.skipped = section.skipped.saturating_add(1);
+        }
+        let nth = section.by_name.get(&name).map_or(0, |(_, n)| *n);
+        self.family = Some(FamilyAcc {
+            name,
+            nth,
+            wanted,
+            key_at,
+            metric_type: None,
+            description: None,
+            unit: None,
+            series: Vec::new(),
+            untyped: None,
+            seen: Vec::new(),
+        });
+    }
+
+    fn root_value(&mut self, mut value: Whole<'_>) -> Result<(), ReadError> {
+        let key = std::mem::take(&mut self.key);
+        let v = &mut value;
+        match key.as_str() {
+            "schema_version" => self.schema_version = self.parse(v, &key, None)?,
+            "aiperf_version" => self.aiperf_version = self.parse(v, &key, None)?,
+            "benchmark_id" => self.benchmark_id = self.parse(v, &key, None)?,
+            "metrics_phase" => self.metrics_phase = self.parse(v, &key, None)?,
+            "summary" => self.summary = self.parse(v, &key, None)?,
+            "metrics" | "warmup_metrics" => {
+                // Not an object: `null` (absent), or the error of a wrong type.
+                let seed = ExpectObject("a map of metric family name to family", true);
+                self.parse_seed(v, &key, seed)?;
+                let empty = Some((Vec::new(), 0));
+                if key == "metrics" {
+                    self.metrics = empty;
+                } else {
+                    self.warmup = empty;
+                }
+            }
+            _ => {
+                self.parse::<IgnoredAny>(v, &key, None)?;
+            }
+        }
+        self.key = key;
+        Ok(())
+    }
+
+    fn family_value(&mut self, mut value: Whole<'_>) -> Result<(), ReadError> {
+        let Some(fam) = self.family.as_ref() else {
+            return Ok(());
+        };
+        let wanted = fam.wanted;
+        let field = format!("{}.{}", self.family_path(), self.key);
+        let v = &mut value;
+        if !wanted {
+            self.parse::<IgnoredAny>(v, &field, None)?;
+            return Ok(());
+        }
+        match self.key.as_str() {
+            "type" => {
+                let raw: String = self.parse(v, &field, None)?;
+                let Some(t) = MetricType::parse(&raw) else {
+                    return Err(ReadError::new(
+                        ErrorCode::JsonShape,
+                        &self.file,
+                        at(Some(v.origin()), Some(field)),
+                        format!("unknown metric type `{raw}` (expected counter, gauge, histogram or unknown)"),
+                    ));
+                };
+                self.family_mut().metric_type = Some(t);
+            }
+            "description" => {
+                let d = self.parse(v, &field, None)?;
+                self.family_mut().description = d;
+            }
+            "unit" => {
+                let u = self.parse(v, &field, None)?;
+                self.family_mut().unit = u;
+            }
+            // Not an array: `null` (no series) or the error of a wrong type.
+            "series" => {
+                let list: Option<Vec<RawSeries<Unchecked>>> = self.parse(v, &field, None)?;
+                if let Some(list) = list {
+                    self.add_series(list);
+                }
+            }
+            _ => {
+                self.parse::<IgnoredAny>(v, &field, None)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn family_mut(&mut self) -> &mut FamilyAcc {
+        self.family.get_or_insert_with(|| FamilyAcc {
+            name: String::new(),
+            nth: 0,
+            wanted: false,
+            key_at: LineCol { line: 1, column: 1 },
+            metric_type: None,
+            description: None,
+            unit: None,
+            series: Vec::new(),
+            untyped: None,
+            seen: Vec::new(),
+        })
+    }
+
+    /// Series given as one value (not streamed): typed once `type` is known.
+    fn add_series(&mut self, list: Vec<RawSeries<Unchecked>>) {
+        self.family_mut()
+            .untyped
+            .get_or_insert_with(Vec::new)
+            .extend(list);
+    }
+
+    /// One element of a family's `series` array.
+    fn series_value(&mut self, mut value: Whole<'_>) -> Result<(), ReadError> {
+        let Some(fam) = self.family.as_ref() else {
+            return Ok(());
+        };
+        let index = fam.series.len() + fam.untyped.as_ref().map_or(0, Vec::len);
+        let prefix = format!("{}.series[{index}]", self.family_path());
+        let v = &mut value;
+        if !fam.wanted {
+            self.parse::<IgnoredAny>(v, &prefix, None)?;
+            return Ok(());
+        }
+        let lean = self.filter.is_lean();
+        let series = match fam.metric_type {
+            Some(t @ MetricType::Histogram) if lean => self
+                .parse::<RawSeriesStats<HistogramKind>>(v, &prefix, Some(t))?
+                .into_series(t),
+            Some(t @ (MetricType::Gauge | MetricType::Unknown)) if lean => self
+                .parse::<RawSeriesStats<Unchecked>>(v, &prefix, Some(t))?
+                .into_series(t),
+            Some(t @ MetricType::Counter) => self
+                .parse::<RawSeries<CounterKind>>(v, &prefix, Some(t))?
+                .into_series(t),
+            Some(t @ MetricType::Histogram) => self
+                .parse::<RawSeries<HistogramKind>>(v, &prefix, Some(t))?
+                .into_series(t),
+            Some(t) => self
+                .parse::<RawSeries<Unchecked>>(v, &prefix, Some(t))?
+                .into_series(t),
+            None => {
+                let raw = self.parse::<RawSeries<Unchecked>>(v, &prefix, None)?;
+                self.add_series(vec![raw]);
+                return Ok(());
+            }
+        };
+        self.family_mut().series.push(series);
+        Ok(())
+    }
+
+    /// A family's object ended: type its series, and add it to its section (merging an
+    /// identical repeat, refusing a different one).
+    fn end_family(&mut self, close_at: LineCol) -> Result<(), ReadError> {
+        let Some(fam) = self.family.take() else {
+            return Ok(());
+        };
+        if !fam.wanted {
+            return Ok(());
+        }
+        let section_name = self.section_name();
+        let path = format!("{section_name}.{}", fam.name);
+        let Some(metric_type) = fam.metric_type else {
+            return Err(ReadError::new(
+                ErrorCode::JsonShape,
+                &self.file,
+                at(Some(close_at), Some(path)),
+                "missing field `type`",
+            ));
+        };
+        let mut series = fam.series;
+        if let Some(raw) = fam.untyped {
+            let typed: Vec<Series> = raw
+                .into_iter()
+                .map(|r| r.into_series(metric_type))
+                .collect();
+            let family_path = OwnedPath::default()
+                .key(section_name, 0)
+                .key(&fam.name, fam.nth);
+            if let Some((p, v)) = first_large_count(&family_path, metric_type, &typed) {
+                let what = count_what(Some(metric_type), &p.display());
+                let err = count::refuse(
+                    &self.file,
+                    at(None, Some(p.display())),
+                    &what,
+                    &count::show(v),
+                );
+                self.late = Some(p);
+                return Err(err);
+            }
+            series.extend(typed);
+        }
+        // Repeated series (same endpoint and labels) are kept as written: accounting sees both
+        // and decides (they are one pool that must agree), nothing is overwritten here.
+        let family = Family {
+            name: fam.name,
+            metric_type,
+            description: fam.description.unwrap_or_default(),
+            unit: fam.unit,
+            series,
+        };
+        let section = self.section.get_or_insert_with(SectionAcc::default);
+        // A repeated key: JSON parsers keep the last one, so the same bytes in another key
+        // order would price differently. Merge identical repeats, refuse others.
+        match section.by_name.get(&family.name).copied() {
+            Some((i, n)) => {
+                if section.families.get(i) != Some(&family) {
+                    return Err(ReadError::new(
+                        ErrorCode::DuplicateKey,
+                        &self.file,
+                        at(Some(fam.key_at), Some(path)),
+                        format!(
+                            "family `{}` appears twice in `{section_name}` with different content: refusing to pick one",
+                            family.name
+                        ),
+                    ));
+                }
+                section.by_name.insert(family.name, (i, n + 1));
+                self.merged.push(path);
+            }
+            None => {
+                section
+                    .by_name
+                    .insert(family.name.clone(), (section.families.len(), 1));
+                section.families.push(family);
+            }
+        }
+        Ok(())
+    }
+
+    fn end_section(&mut self) {
+        let Some(mut section) = self.section.take() else {
+            return;
+        };
+        // Writers sort by name, but nothing guarantees it.
+        section.families.sort_by(|a, b| a.name.cmp(&b.name));
+        let out = Some((section.families, section.skipped));
+        if section.name == "metrics" {
+            self.metrics = out;
+        } else {
+            self.warmup = out;
+        }
+    }
+}
+
+impl Sink for ExportState {
+    fn open(&mut self, first: u8) -> bool {
+        let open = match (self.level(), first) {
+            (None, b'{') => Some(Level::Root),
+            (Some(Level::Root), b'{') if self.key == "metrics" || self.key == "warmup_metrics" => {
+                let name = if self.key == "metrics" {
+                    "metrics"
+                } else {
+                    "warmup_metrics"
+                };
+                self.section = Some(SectionAcc {
+                    name,
+                    ..SectionAcc::default()
+                });
+                Some(Level::Families)
+            }
+            (Some(Level::Families), b'{') => Some(Level::Family),
+            (Some(Level::Family), b'[') if self.key == "series" => Some(Level::Series),
+            _ => None,
+        };
+        if let Some(l) = open {
+            self.levels.push(l);
+        }
+        open.is_some()
+    }
+
+    fn key(&mut self, key: String, key_at: LineCol) -> Result<(), ReadError> {
+        match self.level() {
+            Some(Level::Root) => self.root_key(&key, key_at)?,
+            Some(Level::Families) => self.begin_family(key.clone(), key_at),
+            Some(Level::Family) => self.family_key(&key, key_at)?,
+            _ => {}
+        }
+        self.key = key;
+        Ok(())
+    }
+
+    fn whole(&mut self, mut value: Whole<'_>) -> Result<(), ReadError> {
+        match self.level() {
+            None => {
+                let seed = ExpectObject("an AIPerf server-metrics export object", false);
+                self.parse_seed(&mut value, "", seed)
+            }
+            Some(Level::Root) => self.root_value(value),
+            Some(Level::Families) => {
+                // A family that is not an object.
+                let wanted = self.family.as_ref().is_some_and(|f| f.wanted);
+                let path = self.family_path();
+                let done = if wanted {
+                    let seed = ExpectObject("a metric family object", false);
+                    self.parse_seed(&mut value, &path, seed)
+                } else {
+                    self.parse::<IgnoredAny>(&mut value, &path, None)
+                        .map(|_| ())
+                };
+                self.family = None;
+                done
+            }
+            Some(Level::Family) => self.family_value(value),
+            Some(Level::Series) => self.series_value(value),
+        }
+    }
+
+    fn path(&self) -> Option<String> {
+        match self.level()? {
+            Level::Root => None,
+            Level::Families => Some(self.section_name().to_string()),
+            Level::Family => Some(self.family_path()),
+            Level::Series => Some(format!("{}.series", self.family_path())),
+        }
+    }
+
+    fn close(&mut self, close_at: LineCol) -> Result<(), ReadError> {
+        match self.levels.pop() {
+            Some(Level::Family) => self.end_family(close_at),
+            Some(Level::Families) => {
+                self.end_section();
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 }
 

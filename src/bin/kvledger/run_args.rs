@@ -131,6 +131,8 @@ fn options(args: &RunArgs, default_families: FamilyFilter) -> Result<RunOptions,
         .filter(|s| !s.is_empty())
         .collect();
     let mut families = match &args.families {
+        // Accounting's leanness holds whichever families are kept.
+        Some(_) if default_families.is_lean() => FamilyFilter::only(&names).lean(),
         Some(_) => FamilyFilter::only(&names),
         None => default_families,
     };

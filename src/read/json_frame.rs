@@ -1,0 +1,507 @@
+//! A resumable JSON framer: the outer structure of a large JSON document, pushed in chunks.
+//!
+//! The server-metrics export is one JSON object of up to several GB, read in chunks (a file,
+//! a `ReadableStream`) with memory bounded by its largest series, and parsed from slices
+//! (serde_json is several times faster on a slice than on a reader). The framer walks the
+//! containers its [`Sink`] chooses to *open* (the top level, `metrics`, each family, each
+//! `series` array), checking their syntax itself, and hands every other value to the sink
+//! *whole*: the bytes of one complete value, which the sink parses with serde_json. Only the
+//! value being gathered is kept between pushes.
+//!
+//! Syntax errors of the opened containers carry serde_json's own messages (`expected `,` or
+//! `}``, `trailing comma`, `EOF while parsing an object`, …) at the offending byte; errors
+//! inside a whole value are serde_json's, which the sink places with [`Whole::origin`].
+
+use crate::error::{ErrorCode, ReadError};
+use crate::read::locate::{count_chars, LineCol};
+
+/// Line and characters at one byte of the document (the framer's running count).
+#[derive(Debug, Clone, Copy)]
+struct Anchor {
+    /// 1-based line.
+    line: u64,
+    /// Characters before the byte on its line.
+    chars: u64,
+}
+
+impl Anchor {
+    fn advance(&mut self, bytes: &[u8]) {
+        match bytes.iter().rposition(|&b| b == b'\n') {
+            Some(i) => {
+                self.line += bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+                self.chars = count_chars(&bytes[i + 1..]) as u64;
+            }
+            None => self.chars += count_chars(bytes) as u64,
+        }
+    }
+
+    fn line_col(self) -> LineCol {
+        LineCol {
+            line: u32::try_from(self.line).unwrap_or(u32::MAX),
+            column: u32::try_from(self.chars + 1).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+/// A complete value handed to the sink.
+pub(crate) struct Whole<'a> {
+    pub(crate) bytes: &'a [u8],
+    /// Line and column of its first byte.
+    origin: &'a mut dyn FnMut() -> LineCol,
+}
+
+impl Whole<'_> {
+    /// Line and column of the value's first byte (computed on demand: errors, repeated keys).
+    pub(crate) fn origin(&mut self) -> LineCol {
+        (self.origin)()
+    }
+}
+
+/// What the framer reports to: the sink decides which containers to open and parses the rest.
+pub(crate) trait Sink {
+    /// A value starts with `first` (`{` or `[`): open it (`true`: its members are reported
+    /// one by one) or take it whole (`false`).
+    fn open(&mut self, first: u8) -> bool;
+    /// A key of an opened object, decoded, at `at`.
+    fn key(&mut self, key: String, at: LineCol) -> Result<(), ReadError>;
+    /// A whole value (under the last key, or the next element of an opened array).
+    fn whole(&mut self, value: Whole<'_>) -> Result<(), ReadError>;
+    /// An opened container ended (at its closing bracket).
+    fn close(&mut self, at: LineCol) -> Result<(), ReadError>;
+    /// The JSON path of the innermost opened container, for a syntax error in it.
+    fn path(&self) -> Option<String>;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    /// The top-level value (nothing but whitespace seen).
+    Root,
+    /// An array element or `]` (just after `[`).
+    ElementOrEnd,
+    /// An array element (after `,`).
+    Element,
+    /// A key or `}` (just after `{`).
+    KeyOrEnd,
+    /// A key (after `,`).
+    Key,
+    Colon,
+    /// A member's value (after `:`).
+    Value,
+    CommaOrEnd,
+    /// The top-level value has ended: whitespace only.
+    Done,
+}
+
+/// A value being gathered whole: where it started and how far the scan got.
+#[derive(Debug, Clone, Copy)]
+struct Gathering {
+    /// Index in the current data of its first byte.
+    start: usize,
+    /// A key of an opened object, not a value.
+    is_key: bool,
+    /// Open brackets (0 for a string or a scalar).
+    depth: u32,
+    in_string: bool,
+    /// The previous byte was a backslash inside a string.
+    escaped: bool,
+    /// A number or literal: ends at the first delimiter.
+    scalar: bool,
+    /// Index in the current data where scanning resumes.
+    next: usize,
+}
+
+/// Opened containers: `true` for an object.
+type Stack = Vec<bool>;
+
+/// See the module docs.
+pub(crate) struct Framer {
+    file: String,
+    /// Bytes not yet consumed (a value or key still being gathered).
+    pending: Vec<u8>,
+    /// Line and characters at the first byte of the current data.
+    anchor: Anchor,
+    stack: Stack,
+    expect: Expect,
+    gathering: Option<Gathering>,
+    /// Any non-whitespace byte seen (an empty file is its own error).
+    seen_content: bool,
+    /// The last byte of the document seen (for the position of an EOF error).
+    last: LineCol,
+    /// Bytes consumed so far.
+    consumed: u64,
+    /// The most bytes one value may take before the document is refused.
+    max_value: usize,
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+impl Framer {
+    pub(crate) fn new(file: &str, max_value: usize) -> Self {
+        Framer {
+            file: file.to_string(),
+            pending: Vec::new(),
+            anchor: Anchor { line: 1, chars: 0 },
+            stack: Vec::new(),
+            expect: Expect::Root,
+            gathering: None,
+            seen_content: false,
+            last: LineCol { line: 1, column: 1 },
+            consumed: 0,
+            max_value,
+        }
+    }
+
+    /// Bytes held for a value not yet complete.
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Take the next chunk of the document.
+    pub(crate) fn push(&mut self, chunk: &[u8], sink: &mut impl Sink) -> Result<(), ReadError> {
+        if self.pending.is_empty() {
+            // Scan a chunk in place (a whole buffer is never copied); keep its unfinished tail.
+            let used = self.scan(chunk, false, sink)?;
+            self.pending.extend_from_slice(&chunk[used..]);
+        } else {
+            let mut data = std::mem::take(&mut self.pending);
+            data.extend_from_slice(chunk);
+            let used = self.scan(&data, false, sink)?;
+            data.drain(..used);
+            self.pending = data;
+        }
+        if self.pending.len() > self.max_value {
+            return Err(ReadError::new(
+                ErrorCode::InputTooLarge,
+                &self.file,
+                self.anchor.line_col().position(),
+                format!(
+                    "one JSON value here is larger than {} bytes, the most one value may take",
+                    self.max_value
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The document has ended.
+    pub(crate) fn finish(mut self, sink: &mut impl Sink) -> Result<(), ReadError> {
+        let data = std::mem::take(&mut self.pending);
+        self.scan(&data, true, sink)?;
+        match self.expect {
+            Expect::Done => Ok(()),
+            Expect::Root if !self.seen_content => Err(ReadError::whole(
+                ErrorCode::EmptyInput,
+                &self.file,
+                "the file is empty",
+            )),
+            _ => {
+                let what = match self.stack.last() {
+                    Some(true) => "EOF while parsing an object",
+                    Some(false) => "EOF while parsing a list",
+                    None => "EOF while parsing a value",
+                };
+                Err(self.syntax_at(self.last, what, sink))
+            }
+        }
+    }
+
+    fn syntax_at(&self, at: LineCol, message: &str, sink: &impl Sink) -> ReadError {
+        let mut pos = at.position();
+        pos.json_path = sink.path();
+        ReadError::new(ErrorCode::JsonSyntax, &self.file, pos, message)
+    }
+
+    /// Scan `data` from where the last scan stopped (a gathered value's start is kept);
+    /// returns how many leading bytes are consumed. At `end`, a gathered value runs to the end
+    /// of the data.
+    fn scan(&mut self, data: &[u8], end: bool, sink: &mut impl Sink) -> Result<usize, ReadError> {
+        // `at`: line/col of `data[at_i]`, advanced lazily (only positions asked for cost).
+        let mut cursor = Cursor::new(self.anchor);
+        let mut i = match self.gathering {
+            Some(g) => self.gather(g, data, end, &mut cursor, sink)?,
+            None => 0,
+        };
+        while i < data.len() {
+            let b = data[i];
+            if is_ws(b) {
+                i += 1;
+                continue;
+            }
+            self.seen_content = true;
+            i = self.step(data, i, end, &mut cursor, sink)?;
+            if self.gathering.is_some() {
+                break;
+            }
+        }
+        let used = self.gathering.map_or(data.len(), |g| g.start);
+        if let Some(g) = &mut self.gathering {
+            g.start -= used;
+            g.next -= used;
+        }
+        if used == data.len() && !data.is_empty() {
+            // The last byte seen (an EOF error is placed there); with a value still being
+            // gathered, the next scan sees it again.
+            self.last = cursor.line_col(data, data.len() - 1);
+        }
+        self.anchor = cursor.advanced(data, used);
+        self.consumed += used as u64;
+        Ok(used)
+    }
+
+    /// One token of the opened structure at `data[i]` (not whitespace); the next index.
+    fn step(
+        &mut self,
+        data: &[u8],
+        i: usize,
+        end: bool,
+        cursor: &mut Cursor,
+        sink: &mut impl Sink,
+    ) -> Result<usize, ReadError> {
+        let b = data[i];
+        let err = |this: &Self, cursor: &mut Cursor, msg: &str| {
+            Err(this.syntax_at(cursor.line_col(data, i), msg, sink))
+        };
+        match self.expect {
+            Expect::Done => err(self, cursor, "trailing characters"),
+            Expect::Colon if b == b':' => {
+                self.expect = Expect::Value;
+                Ok(i + 1)
+            }
+            Expect::Colon => err(self, cursor, "expected `:`"),
+            Expect::CommaOrEnd => match (b, self.stack.last()) {
+                (b',', Some(true)) => {
+                    self.expect = Expect::Key;
+                    Ok(i + 1)
+                }
+                (b',', Some(false)) => {
+                    self.expect = Expect::Element;
+                    Ok(i + 1)
+                }
+                (b'}', Some(true)) | (b']', Some(false)) => self.close(data, i, cursor, sink),
+                (_, Some(true)) => err(self, cursor, "expected `,` or `}`"),
+                _ => err(self, cursor, "expected `,` or `]`"),
+            },
+            Expect::KeyOrEnd if b == b'}' => self.close(data, i, cursor, sink),
+            Expect::ElementOrEnd if b == b']' => self.close(data, i, cursor, sink),
+            Expect::Key if b == b'}' => err(self, cursor, "trailing comma"),
+            Expect::Element if b == b']' => err(self, cursor, "trailing comma"),
+            Expect::KeyOrEnd | Expect::Key if b != b'"' => {
+                err(self, cursor, "key must be a string")
+            }
+            Expect::KeyOrEnd | Expect::Key => self.begin(data, i, true, end, cursor, sink),
+            Expect::Root | Expect::Element | Expect::ElementOrEnd | Expect::Value => {
+                if matches!(b, b'{' | b'[') && sink.open(b) {
+                    self.stack.push(b == b'{');
+                    self.expect = if b == b'{' {
+                        Expect::KeyOrEnd
+                    } else {
+                        Expect::ElementOrEnd
+                    };
+                    return Ok(i + 1);
+                }
+                self.begin(data, i, false, end, cursor, sink)
+            }
+        }
+    }
+
+    /// The opened container ends at `data[i]`.
+    fn close(
+        &mut self,
+        data: &[u8],
+        i: usize,
+        cursor: &mut Cursor,
+        sink: &mut impl Sink,
+    ) -> Result<usize, ReadError> {
+        self.stack.pop();
+        self.expect = self.after_value();
+        sink.close(cursor.line_col(data, i))?;
+        Ok(i + 1)
+    }
+
+    fn after_value(&self) -> Expect {
+        if self.stack.is_empty() {
+            Expect::Done
+        } else {
+            Expect::CommaOrEnd
+        }
+    }
+
+    /// Start gathering a key or whole value at `data[i]`.
+    fn begin(
+        &mut self,
+        data: &[u8],
+        i: usize,
+        is_key: bool,
+        end: bool,
+        cursor: &mut Cursor,
+        sink: &mut impl Sink,
+    ) -> Result<usize, ReadError> {
+        let b = data[i];
+        let g = Gathering {
+            start: i,
+            is_key,
+            depth: u32::from(matches!(b, b'{' | b'[')),
+            in_string: b == b'"',
+            escaped: false,
+            scalar: !matches!(b, b'{' | b'[' | b'"'),
+            next: i + 1,
+        };
+        self.gather(g, data, end, cursor, sink)
+    }
+
+    /// Scan `g` from `data[from]`; when it completes, hand it over and return the next index,
+    /// else remember it and return `data.len()`.
+    fn gather(
+        &mut self,
+        mut g: Gathering,
+        data: &[u8],
+        end: bool,
+        cursor: &mut Cursor,
+        sink: &mut impl Sink,
+    ) -> Result<usize, ReadError> {
+        match scan_value(&mut g, data) {
+            Some(stop) => {
+                self.gathering = None;
+                self.deliver(g, &data[g.start..stop], data, cursor, sink)?;
+                Ok(stop)
+            }
+            None if end => {
+                // The document ended inside it: serde_json will say what is missing.
+                self.gathering = None;
+                self.deliver(g, &data[g.start..], data, cursor, sink)?;
+                Ok(data.len())
+            }
+            None => {
+                g.next = data.len();
+                self.gathering = Some(g);
+                Ok(data.len())
+            }
+        }
+    }
+
+    fn deliver(
+        &mut self,
+        g: Gathering,
+        bytes: &[u8],
+        data: &[u8],
+        cursor: &mut Cursor,
+        sink: &mut impl Sink,
+    ) -> Result<(), ReadError> {
+        if g.is_key {
+            let at = cursor.line_col(data, g.start);
+            let key: String = serde_json::from_slice(bytes).map_err(|e| {
+                let mut pos = crate::read::locate::serde_error_position(bytes, &e)
+                    .map(|p| p.offset_by(at))
+                    .unwrap_or(at)
+                    .position();
+                pos.json_path = sink.path();
+                ReadError::new(
+                    crate::error::json_code(&e),
+                    &self.file,
+                    pos,
+                    crate::error::json_message(&e),
+                )
+            })?;
+            self.expect = Expect::Colon;
+            return sink.key(key, at);
+        }
+        self.expect = self.after_value();
+        let start = g.start;
+        let mut origin = || cursor.line_col(data, start);
+        sink.whole(Whole {
+            bytes,
+            origin: &mut origin,
+        })
+    }
+}
+
+/// Lazy line/column over the current data: `anchor` is at `data[at]`; asking for a later byte
+/// advances it (positions are asked in increasing order, so the data is counted once).
+struct Cursor {
+    /// At `data[0]`.
+    base: Anchor,
+    anchor: Anchor,
+    at: usize,
+}
+
+impl Cursor {
+    fn new(base: Anchor) -> Self {
+        Cursor {
+            base,
+            anchor: base,
+            at: 0,
+        }
+    }
+
+    fn line_col(&mut self, data: &[u8], i: usize) -> LineCol {
+        self.advanced(data, i).line_col()
+    }
+
+    /// The anchor at `data[i]`.
+    fn advanced(&mut self, data: &[u8], i: usize) -> Anchor {
+        if i < self.at {
+            // An earlier byte: count again from the start of the data.
+            self.anchor = self.base;
+            self.at = 0;
+        }
+        self.anchor.advance(&data[self.at..i]);
+        self.at = i;
+        self.anchor
+    }
+}
+
+/// Scan a gathered value from `data[g.next]`: the index after its last byte, or `None` if the
+/// data ends first.
+fn scan_value(g: &mut Gathering, data: &[u8]) -> Option<usize> {
+    let mut i = g.next;
+    if g.scalar {
+        // A number or literal ends at the first byte that cannot continue it.
+        while i < data.len() {
+            if is_ws(data[i]) || matches!(data[i], b',' | b'}' | b']' | b':' | b'"' | b'{' | b'[') {
+                return Some(i);
+            }
+            i += 1;
+        }
+        return None;
+    }
+    while i < data.len() {
+        if g.in_string {
+            if g.escaped {
+                g.escaped = false;
+                i += 1;
+                continue;
+            }
+            match data[i..].iter().position(|&b| b == b'"' || b == b'\\') {
+                None => return None,
+                Some(k) => i += k,
+            }
+            if data[i] == b'\\' {
+                // The escaped byte may be in the next chunk.
+                g.escaped = true;
+                i += 1;
+                continue;
+            }
+            g.in_string = false;
+            i += 1;
+            if g.depth == 0 {
+                return Some(i);
+            }
+            continue;
+        }
+        match data[i] {
+            b'"' => g.in_string = true,
+            b'{' | b'[' => g.depth += 1,
+            b'}' | b']' => {
+                g.depth -= 1;
+                if g.depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
