@@ -62,11 +62,24 @@ fn same_for_every_split(bytes: &[u8], filter: &FamilyFilter, what: &str) {
         sizes.push(1);
     }
     for size in sizes {
-        assert_eq!(
-            read_chunked(bytes, size, filter),
-            whole,
-            "{what}: chunks of {size}"
-        );
+        let got = read_chunked(bytes, size, filter);
+        if got != whole {
+            let at = got
+                .bytes()
+                .zip(whole.bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(got.len().min(whole.len()));
+            let show = |s: &str| {
+                s.get(at.saturating_sub(200)..(at + 200).min(s.len()))
+                    .unwrap_or("")
+                    .to_string()
+            };
+            panic!(
+                "{what}: chunks of {size} differ at byte {at}:\n  got:   {}\n  whole: {}",
+                show(&got),
+                show(&whole)
+            );
+        }
     }
 }
 

@@ -43,11 +43,32 @@ impl Anchor {
     }
 }
 
-/// A complete value handed to the sink.
+/// A value handed to the sink: the bytes from its first byte on. The sink parses the value at
+/// their start and says how many bytes it took; when the bytes end before the value does (and
+/// they are not `last`), it asks for more ([`Stop::More`]) and gets the value again, whole,
+/// once the framer has gathered it. So a value is parsed in place, in one pass, unless it
+/// straddles two chunks.
 pub(crate) struct Whole<'a> {
     pub(crate) bytes: &'a [u8],
+    /// No byte will follow `bytes`: a value cut short is an error, not a wait.
+    pub(crate) last: bool,
+    /// Set by the sink: the length of the value it parsed.
+    pub(crate) took: usize,
     /// Line and column of its first byte.
     origin: &'a mut dyn FnMut() -> LineCol,
+}
+
+/// Why the sink stopped short of taking a value.
+pub(crate) enum Stop {
+    /// The value runs past the bytes at hand: hand it over again once complete.
+    More,
+    Error(ReadError),
+}
+
+impl From<ReadError> for Stop {
+    fn from(e: ReadError) -> Self {
+        Stop::Error(e)
+    }
 }
 
 impl Whole<'_> {
@@ -64,8 +85,8 @@ pub(crate) trait Sink {
     fn open(&mut self, first: u8) -> bool;
     /// A key of an opened object, decoded, at `at`.
     fn key(&mut self, key: String, at: LineCol) -> Result<(), ReadError>;
-    /// A whole value (under the last key, or the next element of an opened array).
-    fn whole(&mut self, value: Whole<'_>) -> Result<(), ReadError>;
+    /// A value taken whole (under the last key, or the next element of an opened array).
+    fn whole(&mut self, value: &mut Whole<'_>) -> Result<(), Stop>;
     /// An opened container ended (at its closing bracket).
     fn close(&mut self, at: LineCol) -> Result<(), ReadError>;
     /// The JSON path of the innermost opened container, for a syntax error in it.
@@ -339,6 +360,25 @@ impl Framer {
         sink: &mut impl Sink,
     ) -> Result<usize, ReadError> {
         let b = data[i];
+        if !is_key && matches!(b, b'{' | b'[' | b'"') {
+            // Parse in place; gather only a value that runs past the data.
+            let mut origin = || cursor.line_col(data, i);
+            let mut value = Whole {
+                bytes: &data[i..],
+                last: end,
+                took: 0,
+                origin: &mut origin,
+            };
+            match sink.whole(&mut value) {
+                Ok(()) => {
+                    let took = value.took.max(1);
+                    self.expect = self.after_value();
+                    return Ok(i + took);
+                }
+                Err(Stop::Error(e)) => return Err(e),
+                Err(Stop::More) => {}
+            }
+        }
         let g = Gathering {
             start: i,
             is_key,
@@ -410,10 +450,23 @@ impl Framer {
         self.expect = self.after_value();
         let start = g.start;
         let mut origin = || cursor.line_col(data, start);
-        sink.whole(Whole {
+        let mut value = Whole {
             bytes,
+            last: true,
+            took: 0,
             origin: &mut origin,
-        })
+        };
+        match sink.whole(&mut value) {
+            Ok(()) => Ok(()),
+            Err(Stop::Error(e)) => Err(e),
+            // Not asked of the last bytes; were it asked, the value is cut short.
+            Err(Stop::More) => Err(ReadError::new(
+                ErrorCode::JsonSyntax,
+                &self.file,
+                cursor.line_col(data, start).position(),
+                "EOF while parsing a value",
+            )),
+        }
     }
 }
 

@@ -28,12 +28,12 @@ use crate::model::{
     TimeRange, Timeslice,
 };
 use crate::read::count;
-use crate::read::json_frame::{Framer, Sink, Whole};
+use crate::read::json_frame::{Framer, Sink, Stop, Whole};
 use crate::read::json_stream::{at, refused_number_position};
-use crate::read::locate::{serde_error_position, LineCol, OwnedPath};
+use crate::read::locate::{serde_error_position, serde_offset, LineCol, OwnedPath};
 use crate::read::push::{self, PushReader};
 use crate::read::FamilyFilter;
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -735,43 +735,73 @@ struct ExportState {
     late: Option<OwnedPath>,
 }
 
-/// A value that must be a JSON object (or `null` when `.1`), for the error serde_json gives
-/// when it is not.
-#[derive(Clone, Copy)]
-struct ExpectObject(&'static str, bool);
+/// Whether serde_json stopped at the end of `bytes`: a value cut short by the end of a chunk
+/// (an EOF, or a number whose next byte is missing: `1.`, `-`, `1e`), not a fault in it.
+fn cut_short(bytes: &[u8], err: &serde_json::Error) -> bool {
+    err.is_eof()
+        || serde_offset(bytes, err.line(), err.column()).is_none_or(|o| o + 1 >= bytes.len())
+}
 
-impl<'de> DeserializeSeed<'de> for ExpectObject {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        if self.1 {
-            d.deserialize_option(self)
+/// What a value that must be a JSON object is called in the error serde_json gives when it is
+/// not, and whether `null` (absent) is allowed.
+trait ObjectWords {
+    const WHAT: &'static str;
+    const NULLABLE: bool;
+}
+
+/// The export itself.
+struct ExportWords;
+/// A `metrics` / `warmup_metrics` map.
+struct FamiliesWords;
+/// One family.
+struct FamilyWords;
+
+impl ObjectWords for ExportWords {
+    const WHAT: &'static str = "an AIPerf server-metrics export object";
+    const NULLABLE: bool = false;
+}
+impl ObjectWords for FamiliesWords {
+    const WHAT: &'static str = "a map of metric family name to family";
+    const NULLABLE: bool = true;
+}
+impl ObjectWords for FamilyWords {
+    const WHAT: &'static str = "a metric family object";
+    const NULLABLE: bool = false;
+}
+
+/// A value that must be an object (its content is checked, not kept): read where the framer
+/// did not open it, i.e. when it is not an object, for serde_json's error.
+struct ExpectObject<W>(PhantomData<W>);
+
+impl<'de, W: ObjectWords> Deserialize<'de> for ExpectObject<W> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<W>(PhantomData<W>);
+        impl<'de, W: ObjectWords> Visitor<'de> for V<W> {
+            type Value = ExpectObject<W>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(W::WHAT)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ExpectObject(PhantomData))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ExpectObject(PhantomData))
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.deserialize_map(self)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(ExpectObject(PhantomData))
+            }
+        }
+        if W::NULLABLE {
+            d.deserialize_option(V(PhantomData))
         } else {
-            d.deserialize_map(self)
+            d.deserialize_map(V(PhantomData))
         }
     }
 }
-
-impl<'de> Visitor<'de> for ExpectObject {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.0)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(ExpectObject(self.0, false))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(())
-    }
-}
-
-type Tracked = serde_path_to_error::Error<serde_json::Error>;
 
 impl ExportState {
     fn export(mut self) -> ServerMetricsExport {
@@ -807,57 +837,49 @@ impl ExportState {
         format!("{}.{name}", self.section_name())
     }
 
-    /// Parse a whole value as `T`; an error is placed in the file, its JSON path `prefix`
-    /// followed by the path inside the value, a refused count named after `kind`.
+    /// Parse the value at the start of `value.bytes` as `T` (setting `value.took` to its
+    /// length); an error is placed in the file, its JSON path `prefix` followed by the path
+    /// inside the value, a refused count named after `kind`. A value cut short by the end of
+    /// the bytes at hand asks for more ([`Stop::More`]) unless they are the last.
     fn parse<T: serde::de::DeserializeOwned>(
         &self,
         value: &mut Whole<'_>,
         prefix: &str,
         kind: Option<MetricType>,
-    ) -> Result<T, ReadError> {
-        serde_json::from_slice::<T>(value.bytes).map_err(|err| {
-            self.unit_error(value, prefix, kind, &err, |de| {
-                serde_path_to_error::deserialize::<_, T>(de).map(|_| ())
-            })
-        })
-    }
-
-    /// [`Self::parse`] through a seed.
-    fn parse_seed(
-        &self,
-        value: &mut Whole<'_>,
-        prefix: &str,
-        seed: ExpectObject,
-    ) -> Result<(), ReadError> {
-        let mut de = serde_json::Deserializer::from_slice(value.bytes);
-        match seed.deserialize(&mut de).and_then(|()| de.end()) {
-            Ok(()) => Ok(()),
-            Err(err) => Err(self.unit_error(value, prefix, None, &err, |de| {
-                let mut track = serde_path_to_error::Track::new();
-                seed.deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
-                    .map_err(|e| serde_path_to_error::Error::new(track.path(), e))
-            })),
+    ) -> Result<T, Stop> {
+        let mut stream = serde_json::Deserializer::from_slice(value.bytes).into_iter::<T>();
+        match stream.next() {
+            Some(Ok(v)) => {
+                value.took = stream.byte_offset();
+                Ok(v)
+            }
+            Some(Err(e)) if !value.last && cut_short(value.bytes, &e) => Err(Stop::More),
+            None if !value.last => Err(Stop::More),
+            Some(Err(err)) => Err(Stop::Error(self.unit_error::<T>(value, prefix, kind, &err))),
+            None => Err(Stop::Error(ReadError::new(
+                ErrorCode::JsonSyntax,
+                &self.file,
+                at(Some(value.origin()), Some(prefix.to_string())),
+                "EOF while parsing a value",
+            ))),
         }
     }
 
-    /// The error `err` of a whole value, with its inner path found by parsing it again
-    /// tracked (`again`): tracking costs only when something is wrong.
-    fn unit_error(
+    /// The error `err` of a whole value read as `T`, with its inner path found by parsing it
+    /// again tracked: tracking costs only when something is wrong.
+    fn unit_error<T: serde::de::DeserializeOwned>(
         &self,
         value: &mut Whole<'_>,
         prefix: &str,
         kind: Option<MetricType>,
         err: &serde_json::Error,
-        again: impl FnOnce(
-            &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
-        ) -> Result<(), Tracked>,
     ) -> ReadError {
         let bytes = value.bytes;
         let inner = {
             let mut de = serde_json::Deserializer::from_slice(bytes);
-            match again(&mut de) {
+            match serde_path_to_error::deserialize::<_, T>(&mut de) {
                 Err(e) => json_path(e.path()),
-                Ok(()) => None,
+                Ok(_) => None,
             }
         };
         let path = match inner {
@@ -947,9 +969,8 @@ impl ExportState {
         });
     }
 
-    fn root_value(&mut self, mut value: Whole<'_>) -> Result<(), ReadError> {
-        let key = std::mem::take(&mut self.key);
-        let v = &mut value;
+    fn root_value(&mut self, v: &mut Whole<'_>) -> Result<(), Stop> {
+        let key = self.key.clone();
         match key.as_str() {
             "schema_version" => self.schema_version = self.parse(v, &key, None)?,
             "aiperf_version" => self.aiperf_version = self.parse(v, &key, None)?,
@@ -958,8 +979,7 @@ impl ExportState {
             "summary" => self.summary = self.parse(v, &key, None)?,
             "metrics" | "warmup_metrics" => {
                 // Not an object: `null` (absent), or the error of a wrong type.
-                let seed = ExpectObject("a map of metric family name to family", true);
-                self.parse_seed(v, &key, seed)?;
+                self.parse::<ExpectObject<FamiliesWords>>(v, &key, None)?;
                 let empty = Some((Vec::new(), 0));
                 if key == "metrics" {
                     self.metrics = empty;
@@ -971,17 +991,15 @@ impl ExportState {
                 self.parse::<IgnoredAny>(v, &key, None)?;
             }
         }
-        self.key = key;
         Ok(())
     }
 
-    fn family_value(&mut self, mut value: Whole<'_>) -> Result<(), ReadError> {
+    fn family_value(&mut self, v: &mut Whole<'_>) -> Result<(), Stop> {
         let Some(fam) = self.family.as_ref() else {
             return Ok(());
         };
         let wanted = fam.wanted;
         let field = format!("{}.{}", self.family_path(), self.key);
-        let v = &mut value;
         if !wanted {
             self.parse::<IgnoredAny>(v, &field, None)?;
             return Ok(());
@@ -990,12 +1008,12 @@ impl ExportState {
             "type" => {
                 let raw: String = self.parse(v, &field, None)?;
                 let Some(t) = MetricType::parse(&raw) else {
-                    return Err(ReadError::new(
+                    return Err(Stop::Error(ReadError::new(
                         ErrorCode::JsonShape,
                         &self.file,
                         at(Some(v.origin()), Some(field)),
                         format!("unknown metric type `{raw}` (expected counter, gauge, histogram or unknown)"),
-                    ));
+                    )));
                 };
                 self.family_mut().metric_type = Some(t);
             }
@@ -1045,13 +1063,12 @@ impl ExportState {
     }
 
     /// One element of a family's `series` array.
-    fn series_value(&mut self, mut value: Whole<'_>) -> Result<(), ReadError> {
+    fn series_value(&mut self, v: &mut Whole<'_>) -> Result<(), Stop> {
         let Some(fam) = self.family.as_ref() else {
             return Ok(());
         };
         let index = fam.series.len() + fam.untyped.as_ref().map_or(0, Vec::len);
         let prefix = format!("{}.series[{index}]", self.family_path());
-        let v = &mut value;
         if !fam.wanted {
             self.parse::<IgnoredAny>(v, &prefix, None)?;
             return Ok(());
@@ -1214,25 +1231,25 @@ impl Sink for ExportState {
         Ok(())
     }
 
-    fn whole(&mut self, mut value: Whole<'_>) -> Result<(), ReadError> {
+    fn whole(&mut self, value: &mut Whole<'_>) -> Result<(), Stop> {
         match self.level() {
-            None => {
-                let seed = ExpectObject("an AIPerf server-metrics export object", false);
-                self.parse_seed(&mut value, "", seed)
-            }
+            None => self
+                .parse::<ExpectObject<ExportWords>>(value, "", None)
+                .map(|_| ()),
             Some(Level::Root) => self.root_value(value),
             Some(Level::Families) => {
                 // A family that is not an object.
                 let wanted = self.family.as_ref().is_some_and(|f| f.wanted);
                 let path = self.family_path();
                 let done = if wanted {
-                    let seed = ExpectObject("a metric family object", false);
-                    self.parse_seed(&mut value, &path, seed)
-                } else {
-                    self.parse::<IgnoredAny>(&mut value, &path, None)
+                    self.parse::<ExpectObject<FamilyWords>>(value, &path, None)
                         .map(|_| ())
+                } else {
+                    self.parse::<IgnoredAny>(value, &path, None).map(|_| ())
                 };
-                self.family = None;
+                if done.is_ok() {
+                    self.family = None;
+                }
                 done
             }
             Some(Level::Family) => self.family_value(value),
