@@ -13,7 +13,7 @@
 //! inside a whole value are serde_json's, which the sink places with [`Whole::origin`].
 
 use crate::error::{ErrorCode, ReadError};
-use crate::read::locate::{count_chars, LineCol};
+use crate::read::locate::{count_chars, count_newlines, LineCol};
 
 /// Line and characters at one byte of the document (the framer's running count).
 #[derive(Debug, Clone, Copy)]
@@ -28,7 +28,7 @@ impl Anchor {
     fn advance(&mut self, bytes: &[u8]) {
         match bytes.iter().rposition(|&b| b == b'\n') {
             Some(i) => {
-                self.line += bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+                self.line += count_newlines(&bytes[..=i]) as u64;
                 self.chars = count_chars(&bytes[i + 1..]) as u64;
             }
             None => self.chars += count_chars(bytes) as u64,

@@ -22,9 +22,9 @@ pub trait PushReader {
     fn finish(self) -> Result<Self::Output, ReadError>;
 }
 
-/// Chunk size of [`drive`]: large enough that per-chunk work is noise, small enough to bound
-/// memory.
-pub const CHUNK: usize = 1 << 20;
+/// Chunk size of [`drive`]: large enough that few values (a series of an export can take a
+/// MB) straddle two chunks, which costs them a second pass; small enough to bound memory.
+pub const CHUNK: usize = 8 << 20;
 
 /// Feed `reader` everything `input` yields, in [`CHUNK`]-sized pieces, then finish it.
 pub fn drive<P: PushReader, R: Read>(
