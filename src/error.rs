@@ -53,10 +53,16 @@ pub enum ErrorCode {
     /// value cannot be reported exactly. The message names the value; position: line, column
     /// and JSON path (CSV: line and column) of the value.
     CountTooLarge,
+    /// An input too large for the memory kvledger may use: a file streamed to the WASM
+    /// streaming API whose evidence goes past its memory budget (`memory_budget`, default
+    /// 48 MiB: position, the byte of the file reached), or inputs of a whole-buffer call that
+    /// cannot fit in a WebAssembly instance's 4 GiB. Nothing is left allocated: the next call
+    /// runs as usual.
+    InputTooLarge,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 17] = [
+    pub const ALL: [ErrorCode; 18] = [
         ErrorCode::Io,
         ErrorCode::NotUtf8,
         ErrorCode::EmptyInput,
@@ -74,6 +80,7 @@ impl ErrorCode {
         ErrorCode::BadOptions,
         ErrorCode::DuplicateKey,
         ErrorCode::CountTooLarge,
+        ErrorCode::InputTooLarge,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -95,6 +102,7 @@ impl ErrorCode {
             ErrorCode::BadOptions => "BAD_OPTIONS",
             ErrorCode::DuplicateKey => "DUPLICATE_KEY",
             ErrorCode::CountTooLarge => "COUNT_TOO_LARGE",
+            ErrorCode::InputTooLarge => "INPUT_TOO_LARGE",
         }
     }
 }
