@@ -182,3 +182,22 @@ test("a large generated run streamed: result and linear memory", async (t) => {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a file's stream is cancelled once its bytes are not needed (an ignored file, an endless stream)", async () => {
+  let pulls = 0;
+  let cancelled = false;
+  const endless = new ReadableStream({
+    pull(controller) {
+      pulls += 1;
+      controller.enqueue(new Uint8Array(4096).fill(65));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const files = filesOf(path.join(ROOT, "examples/vllm-doc-timeslices"));
+  const got = await accountStream([{ name: "engine.log", stream: endless }, ...files.map((f) => ({ name: f.name, stream: f.bytes }))]);
+  assert.ok(cancelled, "the ignored file's stream was cancelled");
+  assert.ok(pulls <= 3, `${pulls} chunks pulled`);
+  assert.deepStrictEqual(got, accountRun(files));
+});
