@@ -91,6 +91,58 @@ export declare function accountRun(files: RunFileInput[], options?: AccountOptio
 /** `accountRun` for every run among `files`, grouped as `inspectRuns` groups them. */
 export declare function accountRuns(files: RunFileInput[], options?: AccountOptions | null): RunOutcome<Accounting>[];
 
+/** A run's file for `accountStream`: its name (recognised as `accountRun` recognises it) and its content, read chunk by chunk. */
+export interface StreamFile {
+    name: string;
+    stream: ReadableStream<Uint8Array> | Blob | AsyncIterable<Uint8Array> | Iterable<Uint8Array> | Uint8Array | ArrayBuffer | ArrayBufferView;
+}
+
+/**
+ * `accountRun`'s options, plus the memory the stream may use: `memory_budget`, bytes of the
+ * module's heap in use while reading (default 50331648, 48 MiB: linear memory stays within
+ * 64 MiB). Past it the file being read fails with `INPUT_TOO_LARGE`, never a trap.
+ */
+export type AccountStreamOptions = AccountOptions & { memory_budget?: number };
+
+/** Told after each chunk pushed: the run's bytes read so far, and the file the chunk was of. */
+export interface StreamProgress {
+    bytes_read: number;
+    file: string;
+}
+
+/**
+ * `accountRun` over files read chunk by chunk (a `ReadableStream` each, or a Blob, an async
+ * iterable of chunks, a buffer), never gathered whole: the same result as `accountRun` on the
+ * same files, whatever the chunks. A file's remaining chunks are not read (its stream is
+ * cancelled) once they cannot change the result (the file is ignored, or a file failed).
+ * Rejects with a KvledgerError: as `accountRun`, plus `INPUT_TOO_LARGE` past the memory budget;
+ * an error of a stream itself is passed on as it is.
+ */
+export declare function accountStream(
+    files: StreamFile[],
+    options?: AccountStreamOptions | null,
+    controls?: { onProgress?: (progress: StreamProgress) => void },
+): Promise<Accounting>;
+
+/**
+ * The push API under `accountStream`: for each file `beginFile`, `push` its chunks (split
+ * anywhere), `endFile`; then `finish`. Files may come in any order. Throws a KvledgerError
+ * (`BAD_OPTIONS` for malformed options, from the constructor). Call `free()` when abandoning
+ * a stream before `finish()` (which frees it).
+ */
+export declare class AccountStream {
+    constructor(options?: AccountStreamOptions | null);
+    beginFile(name: string): void;
+    /** Pushes the next bytes of the file begun; `false` when its remaining bytes are not needed. */
+    push(chunk: Uint8Array | ArrayBuffer | ArrayBufferView): boolean;
+    endFile(): void;
+    /** Bytes pushed so far, every file together. */
+    readonly bytesRead: number;
+    /** The accounting of the run, as `accountRun` gives it. The stream is freed. */
+    finish(): Accounting;
+    free(): void;
+}
+
 /** The accounting contract this build implements (`"kvledger/1"`). */
 export declare function contractVersion(): string;
 

@@ -159,9 +159,14 @@ export function makeApi(glue, defaultWasm) {
       if (!isKvledgerError(e)) throw e;
       throw new KvledgerError(e.code, `${fn}: ${e.message}`, { json_path: e.json_path });
     }
+    return answer(fn, () => glue[fn](...args));
+  }
+
+  /** Runs `raw` (a raw export or method, named `fn` in messages) and reads its envelope. */
+  function answer(fn, raw) {
     let text;
     try {
-      text = glue[fn](...args);
+      text = raw();
     } catch (e) {
       // The raw exports answer every failure as data; a throw is a trap (a bug, or memory
       // exhausted), after which the module's state is undefined.
@@ -237,10 +242,14 @@ export function makeApi(glue, defaultWasm) {
     }
   }
 
+  const { AccountStream, accountStream } = makeStreaming(glue, usable, answer);
+
   return {
     init,
     initSync,
     autoInit,
+    AccountStream,
+    accountStream,
     inspectRun: (files, opts) => call("inspectRun", () => [files, options(opts)]),
     inspectRuns: (files, opts) => call("inspectRuns", () => [files, options(opts)]),
     accountRun: (files, opts) => call("accountRun", () => [files, options(opts)]),
@@ -268,4 +277,206 @@ export function makeApi(glue, defaultWasm) {
       call("splitTokenStreams", () => [named({ total, share, hit_rate: hitRate, ratio })]),
     cacheObservation: (accounting) => call("cacheObservation", () => [named({ accounting })]),
   };
+}
+
+// The streaming API: a run's files read chunk by chunk (never gathered here), pushed into the
+// raw `AccountStream` class, then accounted as `accountRun` accounts them.
+
+/** Chunks are pushed in pieces of at most this many bytes (each is copied into wasm memory). */
+const PIECE = 1 << 20;
+
+/** A chunk as a Uint8Array view (no copy), or BAD_OPTIONS at `path`. */
+function chunkBytes(chunk, path) {
+  if (chunk instanceof Uint8Array) return chunk;
+  if (chunk instanceof ArrayBuffer) return new Uint8Array(chunk);
+  if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  throw badOptions(path, `expected a chunk of bytes (Uint8Array, ArrayBuffer or a view), got ${describe(chunk)}`);
+}
+
+/**
+ * The chunks of a file's content, as they come: a ReadableStream (read with a reader, and
+ * cancelled when the rest is not wanted), a Blob (its stream), an async or sync iterable of
+ * chunks, or one buffer.
+ */
+async function* chunksOf(source, path) {
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
+    yield chunkBytes(source, path);
+    return;
+  }
+  const stream = typeof Blob !== "undefined" && source instanceof Blob ? source.stream() : source;
+  if (stream !== null && typeof stream === "object" && typeof stream.getReader === "function") {
+    const reader = stream.getReader();
+    let ended = false;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) {
+          ended = true;
+          return;
+        }
+        yield chunkBytes(value, `${path} (a chunk)`);
+      }
+    } finally {
+      if (!ended) await reader.cancel().catch(() => {});
+      reader.releaseLock();
+    }
+  }
+  const iterable =
+    stream !== null &&
+    typeof stream === "object" &&
+    (typeof stream[Symbol.asyncIterator] === "function" || typeof stream[Symbol.iterator] === "function");
+  if (!iterable) {
+    throw badOptions(path, `expected a ReadableStream, a Blob, a Uint8Array or an (async) iterable of Uint8Array chunks, got ${describe(source)}`);
+  }
+  for await (const chunk of stream) yield chunkBytes(chunk, `${path} (a chunk)`);
+}
+
+/** The raw constructor's arguments: the options' JSON without `memory_budget`, and the budget. */
+function streamArgs(opts) {
+  if (opts === undefined || opts === null || typeof opts !== "object" || Array.isArray(opts)) {
+    return [encode(opts, "options"), undefined];
+  }
+  const { memory_budget: budget, ...rest } = opts;
+  if (budget !== undefined && typeof budget !== "number") {
+    throw badOptions("options.memory_budget", `expected a number of bytes, got ${describe(budget)}`);
+  }
+  return [encode(rest, "options"), budget];
+}
+
+function makeStreaming(glue, usable, answer) {
+  /** One raw stream; every message starts with `label`. */
+  function open(label, opts) {
+    usable(label);
+    let args;
+    try {
+      args = streamArgs(opts);
+    } catch (e) {
+      if (!isKvledgerError(e)) throw e;
+      throw new KvledgerError(e.code, `${label}: ${e.message}`, { json_path: e.json_path });
+    }
+    let raw;
+    answer(label, () => {
+      raw = new glue.AccountStream(...args);
+      return raw.start();
+    });
+    let bytesRead = 0;
+    const use = (fn) => {
+      usable(label);
+      if (raw === undefined) throw new KvledgerError("BAD_OPTIONS", `${label}: the stream has finished or was freed: start a new one`);
+      return answer(label, () => fn(raw));
+    };
+    return {
+      beginFile(name) {
+        if (typeof name !== "string") {
+          throw new KvledgerError("BAD_OPTIONS", `${label}: name: expected a file name (a string), got ${describe(name)}`, { json_path: "name" });
+        }
+        use((r) => r.beginFile(name));
+      },
+      push(chunk, path = "chunk") {
+        let bytes;
+        try {
+          bytes = chunkBytes(chunk, path);
+        } catch (e) {
+          throw new KvledgerError(e.code, `${label}: ${e.message}`, { json_path: e.json_path });
+        }
+        let wants = true;
+        let at = 0;
+        do {
+          const out = use((r) => r.push(bytes.subarray(at, at + PIECE)));
+          bytesRead = out.bytes_read;
+          wants = out.wants_more;
+          at += PIECE;
+        } while (wants && at < bytes.byteLength);
+        return wants;
+      },
+      endFile() {
+        use((r) => r.endFile());
+      },
+      get bytesRead() {
+        return bytesRead;
+      },
+      finish() {
+        try {
+          return use((r) => r.finish());
+        } finally {
+          this.free();
+        }
+      },
+      free() {
+        if (raw !== undefined) raw.free();
+        raw = undefined;
+      },
+    };
+  }
+
+  /** The low-level push API (see the d.ts). */
+  class AccountStream {
+    #s;
+    constructor(options) {
+      this.#s = open("AccountStream", options);
+    }
+    beginFile(name) {
+      this.#s.beginFile(name);
+    }
+    push(chunk) {
+      return this.#s.push(chunk);
+    }
+    endFile() {
+      this.#s.endFile();
+    }
+    get bytesRead() {
+      return this.#s.bytesRead;
+    }
+    finish() {
+      return this.#s.finish();
+    }
+    free() {
+      this.#s.free();
+    }
+  }
+
+  async function accountStream(files, options, controls) {
+    const label = "accountStream";
+    if (!Array.isArray(files)) {
+      throw new KvledgerError("BAD_OPTIONS", `${label}: files: expected an array of files {name, stream}, got ${describe(files)}`, { json_path: "files" });
+    }
+    const onProgress = controls?.onProgress;
+    if (onProgress !== undefined && typeof onProgress !== "function") {
+      throw new KvledgerError("BAD_OPTIONS", `${label}: onProgress: expected a function, got ${describe(onProgress)}`, { json_path: "onProgress" });
+    }
+    files.forEach((file, i) => {
+      const bad = (path, message) => new KvledgerError("BAD_OPTIONS", `${label}: ${path}: ${message}`, { json_path: path });
+      if (file === null || typeof file !== "object") throw bad(`files[${i}]`, `expected a file {name, stream}, got ${describe(file)}`);
+      for (const key of Object.keys(file)) {
+        if (key !== "name" && key !== "stream") throw bad(`files[${i}].${key}`, `unknown field \`${key}\`, expected \`name\` or \`stream\``);
+      }
+      if (typeof file.name !== "string") throw bad(`files[${i}].name`, `expected a string, got ${describe(file.name)}`);
+      if (file.stream === undefined) throw bad(`files[${i}]`, "missing field `stream`");
+    });
+    const s = open(label, options);
+    try {
+      for (const [i, { name, stream }] of files.entries()) {
+        s.beginFile(name);
+        const path = `files[${i}].stream`;
+        try {
+          for await (const chunk of chunksOf(stream, path)) {
+            const wants = s.push(chunk, path);
+            if (onProgress) onProgress({ bytes_read: s.bytesRead, file: name });
+            if (!wants) break;
+          }
+        } catch (e) {
+          if (isKvledgerError(e) && !e.message.startsWith(`${label}:`)) {
+            throw new KvledgerError(e.code, `${label}: ${e.message}`, { json_path: e.json_path });
+          }
+          throw e;
+        }
+        s.endFile();
+      }
+      return s.finish();
+    } finally {
+      s.free();
+    }
+  }
+
+  return { AccountStream, accountStream };
 }

@@ -10,6 +10,8 @@ export const {
   inspectRuns,
   accountRun,
   accountRuns,
+  accountStream,
+  AccountStream,
   contractVersion,
   packageVersion,
   errorCodes,

@@ -54,9 +54,11 @@ pub enum ErrorCode {
     /// and JSON path (CSV: line and column) of the value.
     CountTooLarge,
     /// An input larger than kvledger may hold: one JSON value or line beyond the most a reader
-    /// buffers (a series, a scrape, a record), or, in WebAssembly, an input or kept evidence
-    /// beyond the memory budget. A typed refusal before memory runs out: the instance stays
-    /// usable. The message names the limit; position: where the value starts, when known.
+    /// buffers (a series, a scrape, a record: position, where it starts); a file streamed to
+    /// the WASM streaming API whose evidence goes past its memory budget (`memory_budget`,
+    /// default 48 MiB: position, the byte of the file reached); or inputs of a whole-buffer
+    /// call that cannot fit in a WebAssembly instance's 4 GiB. A typed refusal before memory
+    /// runs out: nothing is left allocated, the next call runs as usual.
     InputTooLarge,
 }
 

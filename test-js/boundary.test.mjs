@@ -25,7 +25,18 @@ function frozen(value) {
   return value;
 }
 
-test("every function's result survives JSON.stringify and a JSON round trip", () => {
+/** The clean run through the push class. */
+function pushed(files) {
+  const s = new k.AccountStream();
+  for (const f of files) {
+    s.beginFile(f.name);
+    s.push(new TextEncoder().encode(f.text));
+    s.endFile();
+  }
+  return s.finish();
+}
+
+test("every function's result survives JSON.stringify and a JSON round trip", async () => {
   const accounting = k.accountRun(cleanFiles());
   const sweep = cleanFiles().map((f) => ({ ...f, name: `conc1/${f.name}` }));
   const results = {
@@ -33,6 +44,8 @@ test("every function's result survives JSON.stringify and a JSON round trip", ()
     inspectRuns: k.inspectRuns(sweep),
     accountRun: accountingWithCheck(accounting),
     accountRuns: k.accountRuns(sweep),
+    accountStream: await k.accountStream(cleanFiles().map((f) => ({ name: f.name, stream: new Blob([f.text]) }))),
+    AccountStream: pushed(cleanFiles()),
     contractVersion: k.contractVersion(),
     packageVersion: k.packageVersion(),
     errorCodes: k.errorCodes(),
@@ -57,6 +70,8 @@ test("every function's result survives JSON.stringify and a JSON round trip", ()
   }
   assert.equal(results.accountRuns[0].run, "conc1");
   assert.deepStrictEqual(results.accountRuns[0].result, accounting);
+  assert.deepStrictEqual(results.accountStream, accounting);
+  assert.deepStrictEqual(results.AccountStream, accounting);
 });
 
 function accountingWithCheck(a) {
@@ -122,7 +137,7 @@ test("what JSON would lose silently is refused by path", () => {
   assert.deepStrictEqual(k.accountRun(good, null), k.accountRun(good));
 });
 
-test("the caller's files and options are never modified", () => {
+test("the caller's files and options are never modified", async () => {
   const files = frozen(cleanFiles().map((f, i) => (i % 2 ? { name: f.name, bytes: new TextEncoder().encode(f.text) } : f)));
   const bytesBefore = files.filter((f) => f.bytes).map((f) => Buffer.from(f.bytes).toString("base64"));
   const options = frozen({ policy: { max_rate_width: 0.01 }, captures: { "x.prom": { timestamp_ns: 5n } }, families: ["vllm:prefix_cache_hits"], family_prefixes: ["vllm:"] });
@@ -130,6 +145,8 @@ test("the caller's files and options are never modified", () => {
   k.accountRun(files, options);
   k.accountRuns(files.map((f) => f), options);
   k.inspectRun(files, { captures: options.captures });
+  const streamed = frozen(files.filter((f) => f.bytes).map((f) => ({ name: f.name, stream: f.bytes })));
+  await k.accountStream(streamed, frozen({ ...options, memory_budget: 40 << 20 }));
   assert.deepStrictEqual(options, copy);
   assert.deepEqual(files.filter((f) => f.bytes).map((f) => Buffer.from(f.bytes).toString("base64")), bytesBefore);
   const row = frozen(structuredClone(ROW));

@@ -414,3 +414,41 @@ fn inspect_runs_lists_ignored_files_in_their_run() {
         "882d2371-6690-41d8-94d6-8e3ccc626557"
     );
 }
+
+#[wasm_bindgen_test]
+fn a_stream_pushed_in_chunks_equals_account_run() {
+    use kvledger::wasm::stream::AccountStream;
+    let whole = ok(account_run_raw(
+        files(vec![text_file(TIMESLICES_NAME, TIMESLICES)]),
+        None,
+    ));
+    for size in [1usize, 7, 4096, TIMESLICES.len()] {
+        let mut s = AccountStream::new(None, None);
+        ok(s.start());
+        ok(s.begin_file(TIMESLICES_NAME.to_string()));
+        for piece in TIMESLICES.as_bytes().chunks(size) {
+            assert_eq!(ok(s.push(piece))["wants_more"], true);
+        }
+        ok(s.end_file());
+        assert_eq!(ok(s.finish()), whole, "chunks of {size}");
+        error(s.finish(), "BAD_OPTIONS");
+    }
+}
+
+#[wasm_bindgen_test]
+fn a_stream_past_its_budget_is_input_too_large_and_the_module_goes_on() {
+    use kvledger::wasm::stream::AccountStream;
+    let mut s = AccountStream::new(None, Some(1024.0));
+    ok(s.start());
+    ok(s.begin_file(TIMESLICES_NAME.to_string()));
+    let pushed = ok(s.push(TIMESLICES.as_bytes()));
+    assert_eq!(pushed["wants_more"], false, "{pushed}");
+    ok(s.end_file());
+    let e = error(s.finish(), "INPUT_TOO_LARGE");
+    assert_eq!(e["file"], TIMESLICES_NAME);
+    error(AccountStream::new(None, Some(-3.0)).start(), "BAD_OPTIONS");
+    ok(account_run_raw(
+        files(vec![text_file(TIMESLICES_NAME, TIMESLICES)]),
+        None,
+    ));
+}

@@ -1,14 +1,15 @@
 //! One benchmark point ("run") assembled from its files, whatever order they come in.
 
-use super::artifact::{recognise, ArtifactKind};
+use super::artifact::{recognise, recognise_name, ArtifactKind, Recognition, UNRECOGNISED};
 use super::filter::FamilyFilter;
 use super::launch::read_launch_json;
 use super::profile_jsonl::read_profile_jsonl;
-use super::profile_summary::read_run_summary;
+use super::profile_summary::RunSummaryReader;
 use super::prometheus_text::read_prometheus_text;
+use super::push::{self, Gather, PushReader};
 use super::scrape_jsonl::read_scrapes_jsonl;
 use super::server_csv::read_server_metrics_csv;
-use super::server_json::{read_export, Refusal};
+use super::server_json::{ExportReader, Refusal};
 use crate::error::{ErrorCode, Position, ReadError};
 use crate::model::{
     LaunchFacts, MetricType, ProfileExport, RunSummary, Scrape, ServerMetricsExport,
@@ -58,7 +59,7 @@ impl<'a> InputFile<'a> {
                 let f = std::fs::File::open(p).map_err(|e| {
                     ReadError::whole(ErrorCode::Io, &self.name, format!("cannot open: {e}"))
                 })?;
-                Ok(Box::new(BufReader::with_capacity(1 << 20, f)))
+                Ok(Box::new(BufReader::with_capacity(push::CHUNK, f)))
             }
         }
     }
@@ -71,24 +72,6 @@ impl<'a> InputFile<'a> {
         }
     }
 
-    /// The content, telling `progress` (if any) the run's bytes read so far, `before` of them
-    /// in earlier files.
-    fn open_counted(
-        &self,
-        progress: &Option<Progress>,
-        before: u64,
-    ) -> Result<Box<dyn BufRead + 'a>, ReadError> {
-        let inner = self.open()?;
-        Ok(match progress {
-            None => inner,
-            Some(p) => Box::new(Counted {
-                inner,
-                read: before,
-                progress: p.clone(),
-            }),
-        })
-    }
-
     /// The first bytes, for format sniffing.
     pub(crate) fn head(&self) -> Result<Vec<u8>, ReadError> {
         let mut buf = Vec::with_capacity(4096);
@@ -96,25 +79,6 @@ impl<'a> InputFile<'a> {
             ReadError::whole(ErrorCode::Io, &self.name, format!("cannot read: {e}"))
         })?;
         Ok(buf)
-    }
-
-    fn read_text(&self) -> Result<String, ReadError> {
-        let mut buf = Vec::new();
-        self.open()?.read_to_end(&mut buf).map_err(|e| {
-            ReadError::whole(ErrorCode::Io, &self.name, format!("cannot read: {e}"))
-        })?;
-        String::from_utf8(buf).map_err(|e| {
-            let pos = Position {
-                byte_offset: Some(crate::error::clamp_u32(e.utf8_error().valid_up_to())),
-                ..Position::default()
-            };
-            ReadError::new(
-                ErrorCode::NotUtf8,
-                &self.name,
-                pos,
-                "the file is not UTF-8 text",
-            )
-        })
     }
 }
 
@@ -138,35 +102,6 @@ pub struct Progress(pub std::sync::Arc<dyn Fn(u64) + Send + Sync>);
 impl std::fmt::Debug for Progress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Progress")
-    }
-}
-
-/// A reader that tells a [`Progress`] the bytes handed out so far: `read` starts at the bytes
-/// of the run's files read before this one.
-struct Counted<R> {
-    inner: R,
-    read: u64,
-    progress: Progress,
-}
-
-impl<R: Read> Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        (self.progress.0)(self.read);
-        Ok(n)
-    }
-}
-
-impl<R: BufRead> BufRead for Counted<R> {
-    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, amt: usize) {
-        self.inner.consume(amt);
-        self.read += amt as u64;
-        (self.progress.0)(self.read);
     }
 }
 
@@ -241,76 +176,6 @@ struct CaptureManifest {
 
 fn base_name(name: &str) -> &str {
     name.rsplit(['/', '\\']).next().unwrap_or(name)
-}
-
-fn only_once<T>(slot: &mut Option<(String, T)>, name: &str, value: T) -> Result<(), ReadError> {
-    if let Some((first, _)) = slot {
-        return Err(ReadError::whole(
-            ErrorCode::DuplicateInput,
-            name,
-            format!("a run takes one file of this kind; `{first}` was given too"),
-        ));
-    }
-    *slot = Some((name.to_string(), value));
-    Ok(())
-}
-
-/// What each input is (in `order`), and the inputs not read with their reasons.
-fn recognise_all(
-    order: &[&InputFile<'_>],
-    options: &RunOptions,
-) -> Result<(Vec<ArtifactKind>, Vec<IgnoredFile>), ReadError> {
-    let mut kinds = Vec::with_capacity(order.len());
-    let mut ignored = Vec::new();
-    for f in order {
-        let kind = match recognise(&f.name, &f.head()?) {
-            // Explicit launch facts replace a launch file unread: a broken one must not fail.
-            Ok(ArtifactKind::LaunchFacts) if options.launch.is_some() => {
-                Err("launch facts replaced by the ones given explicitly")
-            }
-            other => other,
-        };
-        match kind {
-            Ok(kind) => kinds.push(kind),
-            Err(reason) => {
-                kinds.push(ArtifactKind::Other);
-                ignored.push(IgnoredFile {
-                    name: f.name.clone(),
-                    reason: reason.to_string(),
-                });
-            }
-        }
-    }
-    Ok((kinds, ignored))
-}
-
-/// Capture metadata by base name: from `captures.json` manifests, then the caller's.
-fn capture_meta(
-    order: &[&InputFile<'_>],
-    kinds: &[ArtifactKind],
-    options: &RunOptions,
-) -> Result<BTreeMap<String, CaptureMeta>, ReadError> {
-    let mut captures = BTreeMap::new();
-    for (f, kind) in order.iter().zip(kinds) {
-        if *kind == ArtifactKind::CaptureManifest {
-            let text = f.read_text()?;
-            let de = &mut serde_json::Deserializer::from_str(&text);
-            let manifest: CaptureManifest = serde_path_to_error::deserialize(de).map_err(|e| {
-                ReadError::from_json_text(&f.name, &text, e.inner(), Some(e.path()))
-            })?;
-            for entry in manifest.captures {
-                let meta = CaptureMeta {
-                    endpoint_url: entry.endpoint_url,
-                    timestamp_ns: entry.timestamp_ns,
-                };
-                captures.insert(base_name(&entry.file).to_string(), meta);
-            }
-        }
-    }
-    for (k, v) in &options.captures {
-        captures.insert(base_name(k).to_string(), v.clone());
-    }
-    Ok(captures)
 }
 
 /// Raw scrapes sorted by endpoint, then time (untimed last), then file and file order, with
@@ -394,14 +259,706 @@ fn refuse_typed_counters(
     Ok(())
 }
 
-/// Read every file of one run. Files are processed in name order, so the result does not
-/// depend on the order the caller lists them in.
-pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, ReadError> {
-    let mut order: Vec<&InputFile<'_>> = inputs.iter().collect();
-    order.sort_by(|a, b| a.name.cmp(&b.name));
+/// Bytes of a file's start that decide its format when its name does not (see [`recognise`]).
+const HEAD: usize = 4096;
 
-    let (kinds, mut ignored) = recognise_all(&order, options)?;
-    let captures = capture_meta(&order, &kinds, options)?;
+/// What one file of the run gave.
+enum Output {
+    ServerJson(ServerMetricsExport),
+    ServerCsv(ServerMetricsExport),
+    Scrapes(Vec<Scrape>),
+    /// A Prometheus capture read without its metadata: [`RunReader::finish`] applies it, once
+    /// every manifest has been read.
+    Capture(Scrape),
+    Profile(ProfileExport),
+    Summary(RunSummary),
+    Launch(LaunchFacts),
+    Manifest(Vec<(String, CaptureMeta)>),
+}
+
+/// The reader of one file inside [`RunReader`]: a [`PushReader`] of its format, or one of
+/// today's whole-file readers standing in for it ([`Whole`]).
+trait FileRead {
+    fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal>;
+    fn finish(self: Box<Self>) -> Result<Output, Refusal>;
+    /// The whole file from a reader, nothing having been pushed: `Some` when this reader reads
+    /// it better itself than in pushed chunks ([`Whole`]).
+    fn read_all(
+        self: Box<Self>,
+        input: &mut dyn BufRead,
+    ) -> Result<Result<Output, Refusal>, Box<dyn FileRead>>;
+}
+
+/// The server-metrics JSON export keeps, with an error, the JSON path of a count refused after
+/// it streamed by, so that a file read from a path or a buffer gets its line and column too.
+impl FileRead for ExportReader {
+    fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
+        PushReader::push(self, chunk).map_err(|e| self.refusal(e))
+    }
+
+    fn finish(self: Box<Self>) -> Result<Output, Refusal> {
+        self.finish_export().map(Output::ServerJson)
+    }
+
+    fn read_all(
+        self: Box<Self>,
+        _: &mut dyn BufRead,
+    ) -> Result<Result<Output, Refusal>, Box<dyn FileRead>> {
+        Err(self)
+    }
+}
+
+/// A streaming reader of a format, its output turned into an [`Output`].
+struct Streamed<P, M> {
+    reader: P,
+    into: M,
+}
+
+impl<P: PushReader + 'static, M: FnOnce(P::Output) -> Output + 'static> FileRead
+    for Streamed<P, M>
+{
+    fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
+        self.reader.push(chunk).map_err(Refusal::from)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Output, Refusal> {
+        let Streamed { reader, into } = *self;
+        reader.finish().map(into).map_err(Refusal::from)
+    }
+
+    fn read_all(
+        self: Box<Self>,
+        _: &mut dyn BufRead,
+    ) -> Result<Result<Output, Refusal>, Box<dyn FileRead>> {
+        Err(self)
+    }
+}
+
+fn streamed<P, M>(reader: P, into: M) -> Box<dyn FileRead>
+where
+    P: PushReader + 'static,
+    M: FnOnce(P::Output) -> Output + 'static,
+{
+    Box::new(Streamed { reader, into })
+}
+
+/// One of today's whole-file readers, fed like a [`PushReader`]: it gathers pushed chunks (as
+/// [`Gather`] does: not memory-bounded) and reads them at the end, or reads a whole file from
+/// its reader itself (a whole buffer in place, a path as it always has). Replaced format by
+/// format by the streaming readers (see [`reader_for`]).
+struct Whole<F> {
+    bytes: Vec<u8>,
+    read: F,
+}
+
+impl<F: FnOnce(&mut dyn BufRead) -> Result<Output, Refusal> + 'static> FileRead for Whole<F> {
+    fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
+        self.bytes.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Output, Refusal> {
+        (self.read)(&mut self.bytes.as_slice())
+    }
+
+    fn read_all(
+        self: Box<Self>,
+        input: &mut dyn BufRead,
+    ) -> Result<Result<Output, Refusal>, Box<dyn FileRead>> {
+        if self.bytes.is_empty() {
+            Ok((self.read)(input))
+        } else {
+            Err(self)
+        }
+    }
+}
+
+fn whole<F>(read: F) -> Box<dyn FileRead>
+where
+    F: FnOnce(&mut dyn BufRead) -> Result<Output, Refusal> + 'static,
+{
+    Box::new(Whole {
+        bytes: Vec::new(),
+        read,
+    })
+}
+
+/// `bytes` as text, or `NOT_UTF8` at the first byte that is not.
+fn utf8<'b>(name: &str, bytes: &'b [u8]) -> Result<&'b str, ReadError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let pos = Position {
+            byte_offset: Some(crate::error::clamp_u32(e.valid_up_to())),
+            ..Position::default()
+        };
+        ReadError::new(ErrorCode::NotUtf8, name, pos, "the file is not UTF-8 text")
+    })
+}
+
+/// The captures of a `captures.json` manifest, by base name.
+fn read_manifest(name: &str, bytes: &[u8]) -> Result<Vec<(String, CaptureMeta)>, ReadError> {
+    let text = utf8(name, bytes)?;
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let manifest: CaptureManifest = serde_path_to_error::deserialize(de)
+        .map_err(|e| ReadError::from_json_text(name, text, e.inner(), Some(e.path())))?;
+    Ok(manifest
+        .captures
+        .into_iter()
+        .map(|entry| {
+            let meta = CaptureMeta {
+                endpoint_url: entry.endpoint_url,
+                timestamp_ns: entry.timestamp_ns,
+            };
+            (base_name(&entry.file).to_string(), meta)
+        })
+        .collect())
+}
+
+/// The reader of a file of `kind`. Each format's reader is one line: today's whole-file
+/// readers ([`whole`]) are swapped for streaming ones ([`streamed`]) as they land.
+fn reader_for(kind: ArtifactKind, name: &str, filter: &FamilyFilter) -> Option<Box<dyn FileRead>> {
+    let (name, filter) = (name.to_string(), filter.clone());
+    Some(match kind {
+        ArtifactKind::ServerMetricsJson => Box::new(ExportReader::new(&name, filter)),
+        ArtifactKind::ServerMetricsCsv => whole(move |b: &mut dyn BufRead| {
+            Ok(Output::ServerCsv(read_server_metrics_csv(
+                &name, b, &filter,
+            )?))
+        }),
+        ArtifactKind::ServerMetricsJsonl => whole(move |b: &mut dyn BufRead| {
+            Ok(Output::Scrapes(
+                read_scrapes_jsonl(&name, b, &filter)?.scrapes,
+            ))
+        }),
+        ArtifactKind::PrometheusText => whole(move |b: &mut dyn BufRead| {
+            let unknown = CaptureMeta::default();
+            Ok(Output::Capture(read_prometheus_text(
+                &name, b, &unknown, &filter,
+            )?))
+        }),
+        ArtifactKind::ProfileJsonl => {
+            whole(move |b: &mut dyn BufRead| Ok(Output::Profile(read_profile_jsonl(&name, b)?)))
+        }
+        ArtifactKind::RunSummary => streamed(RunSummaryReader::new(&name), Output::Summary),
+        ArtifactKind::LaunchFacts => streamed(
+            Gather::new(move |b: &[u8]| read_launch_json(&name, utf8(&name, b)?)),
+            Output::Launch,
+        ),
+        ArtifactKind::CaptureManifest => streamed(
+            Gather::new(move |b: &[u8]| read_manifest(&name, b)),
+            Output::Manifest,
+        ),
+        ArtifactKind::Other => return None,
+    })
+}
+
+/// A limit on the memory a [`RunReader`] may have in use while it reads: past it, the file
+/// being read fails with `INPUT_TOO_LARGE` instead of the process (or a WebAssembly
+/// instance, which cannot grow past 4 GiB) running out of memory.
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryBudget {
+    /// Bytes.
+    pub limit: u64,
+    /// The bytes in use now (the WASM build: its heap's live bytes).
+    pub in_use: fn() -> u64,
+}
+
+/// How one file of the run ended.
+enum Outcome {
+    Read(Box<Output>),
+    /// Read without error; its output was dropped because another file failed the run.
+    Dropped,
+    Failed(Refusal),
+    /// Not read: a file earlier in name order failed, so this one cannot change the outcome.
+    Skipped,
+    Ignored(&'static str),
+}
+
+struct FileDone {
+    name: String,
+    kind: ArtifactKind,
+    outcome: Outcome,
+}
+
+/// The file being pushed.
+struct Current {
+    name: String,
+    /// Bytes pushed so far.
+    bytes: u64,
+    state: State,
+}
+
+enum State {
+    /// The name does not decide the format: the first [`HEAD`] bytes will.
+    Sniffing(Vec<u8>),
+    Reading(ArtifactKind, Box<dyn FileRead>),
+    /// Its bytes are not needed (ignored, skipped, failed, or too large).
+    Ended(ArtifactKind, Outcome),
+}
+
+/// A run assembled from its files pushed in chunks: [`RunReader::begin_file`], any number of
+/// [`RunReader::push`]es, [`RunReader::end_file`], for each file in any order, then
+/// [`RunReader::finish`]. The result (or the error) does not depend on the order the files
+/// come in nor on how they are split into chunks: files are recognised by name and their first
+/// 4096 bytes, capture manifests are applied when the run finishes, and the files' results are
+/// put in name order then, as [`read_run`] does (it is built on this).
+///
+/// A file's error is kept and the run's error decided at [`RunReader::finish`], by the same
+/// rules whatever the order: a capture manifest's error first, then the first failing file in
+/// name order. Once a file has failed, files later in name order are not read
+/// ([`RunReader::push`] says so: their bytes can be skipped).
+///
+/// One difference with [`read_run`]: a count the server-metrics JSON reader refuses after its
+/// value has streamed by (`COUNT_TOO_LARGE`) keeps its JSON path but has no line and column
+/// here; `read_run`, which can read the file again, adds them.
+pub struct RunReader {
+    options: RunOptions,
+    budget: Option<MemoryBudget>,
+    current: Option<Current>,
+    done: Vec<FileDone>,
+    bytes_read: u64,
+}
+
+impl RunReader {
+    pub fn new(options: &RunOptions) -> Self {
+        RunReader {
+            options: options.clone(),
+            budget: None,
+            current: None,
+            done: Vec::new(),
+            bytes_read: 0,
+        }
+    }
+
+    /// Fail the file being read with `INPUT_TOO_LARGE` when `budget` is exceeded after a push.
+    pub fn with_memory_budget(mut self, budget: MemoryBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Bytes read so far, every file together (bytes of a file that is not read, once that is
+    /// known, are not counted unless pushed). `options.progress` is told the same.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// Start the next file. A file still open is ended first.
+    pub fn begin_file(&mut self, name: &str) {
+        self.end_file();
+        let state = match recognise_name(name) {
+            Recognition::Read(kind) => self.start(name, kind),
+            Recognition::Ignored(reason) => {
+                State::Ended(ArtifactKind::Other, Outcome::Ignored(reason))
+            }
+            Recognition::Unknown => State::Sniffing(Vec::new()),
+        };
+        self.current = Some(Current {
+            name: name.to_string(),
+            bytes: 0,
+            state,
+        });
+    }
+
+    /// The next bytes of the file begun. Returns whether more of its bytes are wanted: `false`
+    /// when the file is not read (ignored, not needed after another file failed, or failed
+    /// itself); its remaining bytes may then be skipped (pushing them does nothing).
+    pub fn push(&mut self, chunk: &[u8]) -> bool {
+        let Some(cur) = self.current.as_mut() else {
+            return false;
+        };
+        cur.bytes += chunk.len() as u64;
+        if let State::Sniffing(head) = &mut cur.state {
+            let room = HEAD - head.len();
+            if chunk.len() < room {
+                head.extend_from_slice(chunk);
+            } else {
+                let mut head = std::mem::take(head);
+                head.extend_from_slice(&chunk[..room]);
+                self.decide(&head);
+                self.feed(&head);
+                self.feed(&chunk[room..]);
+            }
+        } else {
+            self.feed(chunk);
+        }
+        self.count(chunk.len() as u64);
+        self.check_budget();
+        self.wants_more()
+    }
+
+    /// The file begun has ended.
+    pub fn end_file(&mut self) {
+        let Some(mut cur) = self.current.take() else {
+            return;
+        };
+        if let State::Sniffing(head) = &mut cur.state {
+            // Shorter than the head: its bytes decide, then are its content.
+            let head = std::mem::take(head);
+            self.current = Some(cur);
+            self.decide(&head);
+            self.feed(&head);
+            self.check_budget();
+            let Some(decided) = self.current.take() else {
+                return;
+            };
+            cur = decided;
+        }
+        let (kind, outcome) = match cur.state {
+            State::Sniffing(_) => (ArtifactKind::Other, Outcome::Ignored(UNRECOGNISED)),
+            State::Reading(kind, reader) => match reader.finish() {
+                Ok(out) => (kind, Outcome::Read(Box::new(out))),
+                Err(r) => (kind, Outcome::Failed(r)),
+            },
+            State::Ended(kind, outcome) => (kind, outcome),
+        };
+        self.done.push(FileDone {
+            name: cur.name,
+            kind,
+            outcome,
+        });
+        self.check_budget_after(cur.bytes);
+        if self
+            .done
+            .last()
+            .is_some_and(|d| matches!(d.outcome, Outcome::Failed(_)))
+        {
+            self.drop_outputs();
+        }
+    }
+
+    /// A whole file at once: the same as `begin_file`, `push` and `end_file` (a reader that
+    /// reads whole files reads it in place).
+    pub fn file(&mut self, name: &str, bytes: &[u8]) {
+        let head = &bytes[..bytes.len().min(HEAD)];
+        // Reading a slice cannot fail.
+        let _ = self.read_from(name, head, &mut &bytes[..]);
+    }
+
+    /// A whole file from `input`, its first bytes `head` read apart (for recognition; `input`
+    /// still starts at the file's start): a reader of whole files reads `input` itself (a
+    /// buffer in place, a file as it streams), a streaming reader is pushed what `input`
+    /// yields. An I/O error of `input` between chunks stops and is returned.
+    pub(crate) fn read_from(
+        &mut self,
+        name: &str,
+        head: &[u8],
+        input: &mut dyn BufRead,
+    ) -> std::io::Result<()> {
+        self.begin_file(name);
+        let Some(mut cur) = self.current.take() else {
+            return Ok(());
+        };
+        if matches!(cur.state, State::Sniffing(_)) {
+            self.current = Some(cur);
+            self.decide(head);
+            let Some(decided) = self.current.take() else {
+                return Ok(());
+            };
+            cur = decided;
+        }
+        let read_alone = match cur.state {
+            State::Reading(kind, reader) => {
+                let mut counted = Counted {
+                    inner: input,
+                    read: 0,
+                    before: self.bytes_read,
+                    progress: self.options.progress.clone(),
+                };
+                match reader.read_all(&mut counted) {
+                    Ok(result) => {
+                        cur.bytes = counted.read;
+                        self.bytes_read += counted.read;
+                        cur.state = State::Ended(kind, outcome_of(result));
+                        true
+                    }
+                    Err(reader) => {
+                        cur.state = State::Reading(kind, reader);
+                        false
+                    }
+                }
+            }
+            other => {
+                cur.state = other;
+                true
+            }
+        };
+        self.current = Some(cur);
+        if !read_alone {
+            self.pump(input)?;
+        }
+        self.end_file();
+        Ok(())
+    }
+
+    /// Push what `input` yields until it ends or the file wants no more.
+    fn pump(&mut self, input: &mut dyn BufRead) -> std::io::Result<()> {
+        loop {
+            let chunk = match input.fill_buf() {
+                Ok([]) => return Ok(()),
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            let n = chunk.len();
+            let more = self.push(chunk);
+            input.consume(n);
+            if !more {
+                return Ok(());
+            }
+        }
+    }
+
+    fn count(&mut self, n: u64) {
+        self.bytes_read += n;
+        if let Some(p) = &self.options.progress {
+            (p.0)(self.bytes_read);
+        }
+    }
+
+    /// Whether the file being pushed still wants bytes.
+    fn wants_more(&self) -> bool {
+        matches!(
+            &self.current,
+            Some(Current {
+                state: State::Sniffing(_) | State::Reading(..),
+                ..
+            })
+        )
+    }
+
+    /// The reader of a file recognised as `kind`, unless its bytes are not needed.
+    fn start(&self, name: &str, kind: ArtifactKind) -> State {
+        if kind == ArtifactKind::LaunchFacts && self.options.launch.is_some() {
+            // Explicit launch facts replace a launch file unread: a broken one must not fail.
+            let reason = "launch facts replaced by the ones given explicitly";
+            return State::Ended(ArtifactKind::Other, Outcome::Ignored(reason));
+        }
+        if !self.could_matter(name, kind) {
+            return State::Ended(kind, Outcome::Skipped);
+        }
+        match reader_for(kind, name, &self.options.families) {
+            Some(r) => State::Reading(kind, r),
+            None => State::Ended(ArtifactKind::Other, Outcome::Ignored(UNRECOGNISED)),
+        }
+    }
+
+    /// Decide the sniffed file's format from its first bytes.
+    fn decide(&mut self, head: &[u8]) {
+        let Some(name) = self.current.as_ref().map(|c| c.name.clone()) else {
+            return;
+        };
+        let state = match recognise(&name, head) {
+            Ok(kind) => self.start(&name, kind),
+            Err(reason) => State::Ended(ArtifactKind::Other, Outcome::Ignored(reason)),
+        };
+        if let Some(cur) = self.current.as_mut() {
+            cur.state = state;
+        }
+    }
+
+    /// Whether the file `name` of `kind` can still change the run's outcome, given the files
+    /// that have failed (errors are reported in the order [`assemble`] gives).
+    fn could_matter(&self, name: &str, kind: ArtifactKind) -> bool {
+        let manifest = kind == ArtifactKind::CaptureManifest;
+        self.done.iter().all(|d| match &d.outcome {
+            Outcome::Failed(_) if d.kind == ArtifactKind::CaptureManifest => {
+                manifest && name < d.name.as_str()
+            }
+            Outcome::Failed(_) => manifest || name < d.name.as_str(),
+            _ => true,
+        })
+    }
+
+    /// Hand `bytes` to the current file's reader; a failure ends the file.
+    fn feed(&mut self, bytes: &[u8]) {
+        let Some(cur) = self.current.as_mut() else {
+            return;
+        };
+        if bytes.is_empty() {
+            return;
+        }
+        if let State::Reading(kind, reader) = &mut cur.state {
+            if let Err(r) = reader.push(bytes) {
+                cur.state = State::Ended(*kind, Outcome::Failed(r));
+            }
+        }
+    }
+
+    fn over_budget(&self) -> Option<u64> {
+        let budget = self.budget?;
+        ((budget.in_use)() > budget.limit).then_some(budget.limit)
+    }
+
+    /// Past the memory budget, the file being read fails with `INPUT_TOO_LARGE`.
+    fn check_budget(&mut self) {
+        let Some(limit) = self.over_budget() else {
+            return;
+        };
+        let Some(cur) = self.current.as_mut() else {
+            return;
+        };
+        if let State::Reading(kind, _) = &cur.state {
+            let err = too_large(&cur.name, cur.bytes, limit);
+            cur.state = State::Ended(*kind, Outcome::Failed(err.into()));
+        }
+    }
+
+    /// Past the memory budget once a file has been read (`bytes` long), it fails with
+    /// `INPUT_TOO_LARGE`.
+    fn check_budget_after(&mut self, bytes: u64) {
+        let Some(limit) = self.over_budget() else {
+            return;
+        };
+        if let Some(last) = self.done.last_mut() {
+            if matches!(last.outcome, Outcome::Read(_)) {
+                last.outcome = Outcome::Failed(too_large(&last.name, bytes, limit).into());
+            }
+        }
+    }
+
+    /// The run fails (a file failed): what was read is no longer needed, and the memory it
+    /// holds is given back at once.
+    fn drop_outputs(&mut self) {
+        for d in &mut self.done {
+            if matches!(d.outcome, Outcome::Read(_)) {
+                d.outcome = Outcome::Dropped;
+            }
+        }
+    }
+
+    /// The run read from every file given.
+    pub fn finish(self) -> Result<Run, ReadError> {
+        self.finish_refusal().map_err(|r| r.error)
+    }
+
+    /// [`RunReader::finish`], a late refusal kept with its JSON path for [`read_run`] to place.
+    fn finish_refusal(mut self) -> Result<Run, Refusal> {
+        self.end_file();
+        let RunReader { options, done, .. } = self;
+        assemble(done, &options)
+    }
+}
+
+fn outcome_of(result: Result<Output, Refusal>) -> Outcome {
+    match result {
+        Ok(out) => Outcome::Read(Box::new(out)),
+        Err(r) => Outcome::Failed(r),
+    }
+}
+
+/// A reader that counts the bytes handed out and tells a [`Progress`] (with `before`, the
+/// bytes of the run read before this file).
+struct Counted<'r> {
+    inner: &'r mut dyn BufRead,
+    read: u64,
+    before: u64,
+    progress: Option<Progress>,
+}
+
+impl Counted<'_> {
+    fn tell(&mut self, n: usize) {
+        self.read += n as u64;
+        if let Some(p) = &self.progress {
+            (p.0)(self.before + self.read);
+        }
+    }
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.tell(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Counted<'_> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.inner.consume(amt);
+        self.tell(amt);
+    }
+}
+
+fn too_large(name: &str, at: u64, limit: u64) -> ReadError {
+    let position = Position {
+        byte_offset: Some(u32::try_from(at).unwrap_or(u32::MAX)),
+        ..Position::default()
+    };
+    ReadError::new(
+        ErrorCode::InputTooLarge,
+        name,
+        position,
+        format!(
+            "the run's evidence needs more memory than the budget of {limit} bytes (reached by byte {at} of this file)"
+        ),
+    )
+}
+
+/// Capture metadata by base name: from the `captures.json` manifests (in name order), then the
+/// caller's. A manifest that failed is the run's error, before any other file's.
+fn capture_meta(
+    done: &mut [FileDone],
+    options: &RunOptions,
+) -> Result<BTreeMap<String, CaptureMeta>, Refusal> {
+    let mut captures = BTreeMap::new();
+    for d in done.iter_mut() {
+        if d.kind != ArtifactKind::CaptureManifest {
+            continue;
+        }
+        match std::mem::replace(&mut d.outcome, Outcome::Dropped) {
+            Outcome::Failed(r) => return Err(r),
+            Outcome::Read(out) => {
+                if let Output::Manifest(entries) = *out {
+                    captures.extend(entries);
+                }
+            }
+            _ => {}
+        }
+    }
+    for (k, v) in &options.captures {
+        captures.insert(base_name(k).to_string(), v.clone());
+    }
+    Ok(captures)
+}
+
+/// The capture's metadata, where the manifests or the caller give it (as the reader would
+/// have applied it: a given URL or time replaces the one it found).
+fn apply_capture_meta(scrape: &mut Scrape, meta: Option<&CaptureMeta>) {
+    let Some(meta) = meta else {
+        return;
+    };
+    if let Some(url) = &meta.endpoint_url {
+        scrape.endpoint_url = url.clone();
+    }
+    if let Some(t) = meta.timestamp_ns {
+        scrape.timestamp_ns = Some(t);
+    }
+}
+
+/// Kinds a run takes one file of.
+fn once_only(kind: ArtifactKind) -> bool {
+    matches!(
+        kind,
+        ArtifactKind::ServerMetricsJson
+            | ArtifactKind::ServerMetricsCsv
+            | ArtifactKind::ProfileJsonl
+            | ArtifactKind::RunSummary
+            | ArtifactKind::LaunchFacts
+    )
+}
+
+/// The run from its files' outcomes, in name order: a capture manifest's error first, then
+/// the first file in name order that failed or repeats a kind taken once
+/// (`DUPLICATE_INPUT`), then `NO_ARTIFACTS`, then a large untyped value typed as a counter
+/// elsewhere.
+fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusal> {
+    // Stable: files of one name stay in the order they came.
+    done.sort_by(|a, b| a.name.cmp(&b.name));
+    let captures = capture_meta(&mut done, options)?;
+    let names: Vec<String> = done.iter().map(|d| d.name.clone()).collect();
 
     let mut server_json = None;
     let mut server_csv = None;
@@ -409,7 +966,9 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
     let mut summary = None;
     let mut launch_file = None;
     let mut scrapes: Vec<(Scrape, String, usize)> = Vec::new();
-    let mut files = Vec::with_capacity(order.len());
+    let mut files = Vec::with_capacity(done.len());
+    let mut ignored = Vec::new();
+    let mut first_of_kind: BTreeMap<ArtifactKind, String> = BTreeMap::new();
     let mut benchmark_ids = BTreeMap::new();
     let mut note_id = |name: &str, id: &Option<String>| {
         if let Some(id) = id.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
@@ -419,89 +978,79 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
         }
     };
 
-    let mut before = 0u64;
-    for (f, kind) in order.iter().zip(kinds) {
-        let start = before;
-        before += f.size().unwrap_or(0);
-        if kind == ArtifactKind::Other {
-            continue;
-        }
+    for d in done {
+        let FileDone {
+            name,
+            kind,
+            outcome,
+        } = d;
+        let output = match outcome {
+            Outcome::Ignored(reason) => {
+                ignored.push(IgnoredFile {
+                    name,
+                    reason: reason.to_string(),
+                });
+                continue;
+            }
+            Outcome::Failed(r) => return Err(r),
+            Outcome::Read(out) => Some(*out),
+            Outcome::Dropped | Outcome::Skipped => None,
+        };
         files.push(RunFile {
-            name: f.name.clone(),
+            name: name.clone(),
             kind,
         });
-        match kind {
-            ArtifactKind::ServerMetricsJson => {
-                let export = read_export(
-                    &f.name,
-                    f.open_counted(&options.progress, start)?,
-                    &options.families,
+        if once_only(kind) {
+            if let Some(first) = first_of_kind.get(&kind) {
+                return Err(ReadError::whole(
+                    ErrorCode::DuplicateInput,
+                    &name,
+                    format!("a run takes one file of this kind; `{first}` was given too"),
                 )
-                .map_err(|r| place_late_refusal(f, r))?;
-                note_id(&f.name, &export.benchmark_id);
-                only_once(&mut server_json, &f.name, export)?;
+                .into());
             }
-            ArtifactKind::ServerMetricsCsv => {
-                let export = read_server_metrics_csv(
-                    &f.name,
-                    f.open_counted(&options.progress, start)?,
-                    &options.families,
-                )?;
-                note_id(&f.name, &export.benchmark_id);
-                only_once(&mut server_csv, &f.name, export)?;
+            first_of_kind.insert(kind, name.clone());
+        }
+        match output {
+            Some(Output::ServerJson(export)) => {
+                note_id(&name, &export.benchmark_id);
+                server_json = Some((name, export));
             }
-            ArtifactKind::ServerMetricsJsonl => {
-                let set = read_scrapes_jsonl(
-                    &f.name,
-                    f.open_counted(&options.progress, start)?,
-                    &options.families,
-                )?;
-                for s in set.scrapes {
+            Some(Output::ServerCsv(export)) => {
+                note_id(&name, &export.benchmark_id);
+                server_csv = Some((name, export));
+            }
+            Some(Output::Scrapes(set)) => {
+                for s in set {
                     let seq = scrapes.len();
-                    scrapes.push((s, f.name.clone(), seq));
+                    scrapes.push((s, name.clone(), seq));
                 }
             }
-            ArtifactKind::PrometheusText => {
-                let meta = captures
-                    .get(base_name(&f.name))
-                    .cloned()
-                    .unwrap_or_default();
-                let s = read_prometheus_text(
-                    &f.name,
-                    f.open_counted(&options.progress, start)?,
-                    &meta,
-                    &options.families,
-                )?;
+            Some(Output::Capture(mut s)) => {
+                apply_capture_meta(&mut s, captures.get(base_name(&name)));
                 let seq = scrapes.len();
-                scrapes.push((s, f.name.clone(), seq));
+                scrapes.push((s, name, seq));
             }
-            ArtifactKind::ProfileJsonl => {
-                let p = read_profile_jsonl(&f.name, f.open_counted(&options.progress, start)?)?;
-                only_once(&mut profile, &f.name, p)?;
+            Some(Output::Profile(p)) => profile = Some(p),
+            Some(Output::Summary(s)) => {
+                note_id(&name, &s.benchmark_id);
+                summary = Some(s);
             }
-            ArtifactKind::RunSummary => {
-                let s = read_run_summary(&f.name, f.open_counted(&options.progress, start)?)?;
-                note_id(&f.name, &s.benchmark_id);
-                only_once(&mut summary, &f.name, s)?;
-            }
-            ArtifactKind::LaunchFacts => {
-                let l = read_launch_json(&f.name, &f.read_text()?)?;
-                only_once(&mut launch_file, &f.name, l)?;
-            }
-            ArtifactKind::CaptureManifest | ArtifactKind::Other => {}
+            Some(Output::Launch(l)) => launch_file = Some(l),
+            Some(Output::Manifest(_)) | None => {}
         }
     }
 
-    let recognised = files
+    if files
         .iter()
-        .any(|f| f.kind != ArtifactKind::CaptureManifest);
-    if !recognised {
-        let names: Vec<&str> = order.iter().map(|f| f.name.as_str()).collect();
+        .all(|f| f.kind == ArtifactKind::CaptureManifest)
+    {
         return Err(ReadError::whole(
             ErrorCode::NoArtifacts,
             &names.join(", "),
             "no AIPerf artifact among the inputs (expected server_metrics_export.{json,csv,jsonl}, profile_export.jsonl, profile_export_aiperf.json or Prometheus captures)",
-        ));
+        )
+        .into());
     }
 
     refuse_typed_counters(&scrapes, &server_json, &server_csv)?;
@@ -516,8 +1065,37 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
         server_csv: server_csv.map(|(_, v)| v),
         scrapes,
         scrape_files,
-        profile: profile.map(|(_, v)| v),
-        summary: summary.map(|(_, v)| v),
-        launch: options.launch.clone().or(launch_file.map(|(_, v)| v)),
+        profile,
+        summary,
+        launch: options.launch.clone().or(launch_file),
     })
+}
+
+/// Read every file of one run: a [`RunReader`] given the files in name order (so an error
+/// stops the reading of the files after it), each whole buffer in place and each path as it
+/// streams. Files are processed in name order, so the result does not depend on the order
+/// the caller lists them in. A file that cannot be opened or read is an `IO` error at once.
+pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, ReadError> {
+    let mut order: Vec<&InputFile<'_>> = inputs.iter().collect();
+    order.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut reader = RunReader::new(options);
+    for f in &order {
+        match &f.data {
+            InputData::Bytes(b) => reader.file(&f.name, b),
+            InputData::Path(_) => {
+                let head = f.head()?;
+                reader
+                    .read_from(&f.name, &head, &mut f.open()?)
+                    .map_err(|e| {
+                        ReadError::whole(ErrorCode::Io, &f.name, format!("cannot read: {e}"))
+                    })?;
+            }
+        }
+    }
+    reader
+        .finish_refusal()
+        .map_err(|r| match order.iter().find(|f| f.name == r.error.file) {
+            Some(f) => place_late_refusal(f, r),
+            None => r.error,
+        })
 }

@@ -10,6 +10,7 @@
 //! wrapper turns into a `KvledgerError`.
 
 pub mod pricing;
+pub mod stream;
 
 use crate::account::{account_run, families_read};
 use crate::error::{ErrorCode, Position, ReadError, RunOutcome};
@@ -286,6 +287,7 @@ fn one_run<T>(
     options: &RunOptions,
     result: impl Fn(&Run) -> T,
 ) -> Result<T, CallError> {
+    stream::check_fits(files)?;
     let owned = files_arg(files)?;
     let run = read_run(&inputs_of(&owned), options)?;
     Ok(result(&run))
@@ -297,6 +299,7 @@ fn many_runs<T>(
     options: &RunOptions,
     result: impl Fn(&Run) -> T,
 ) -> Result<Vec<RunOutcome<T>>, CallError> {
+    stream::check_fits(files)?;
     let owned = sweep_files_arg(files)?;
     let (runs, _) = read_runs(&inputs_of(&owned), options);
     Ok(runs

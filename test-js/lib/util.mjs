@@ -139,6 +139,13 @@ export async function checkApi(t, k) {
     assertNoNull(r);
   });
 
+  await t.test("accountStream: files as ReadableStreams give accountRun's result", async () => {
+    const files = [fileInput(CSV), fileInput(SUMMARY)];
+    const streamed = files.map((f) => ({ name: f.name, stream: new Blob([f.text]).stream() }));
+    assert.deepStrictEqual(await k.accountStream(streamed), k.accountRun(files));
+    assert.equal(typeof k.AccountStream, "function");
+  });
+
   await t.test("malformed JSON: KvledgerError JSON_SYNTAX with file and line, top-level fields", () => {
     const err = expectKvError(
       () => k.inspectRun([{ name: "server_metrics_export.json", text: '{\n  "summary": {\n' }]),

@@ -6,7 +6,9 @@ export function version(): string {
   const codes: kvledger.KvledgerErrorCode[] = kvledger.errorCodes();
   const a: kvledger.Accounting = kvledger.accountRun([{ name: "x.json", text: "{}" }], { policy: { max_rate_width: 0.01 } });
   const ns: kvledger.EpochNs | undefined = a.cache_validity.window.start_ns;
-  void [codes, ns];
+  const s = new kvledger.AccountStream({ memory_budget: 1 << 20 });
+  s.free();
+  void [codes, ns, kvledger.accountStream];
   try {
     kvledger.inspectRun([]);
   } catch (e) {

@@ -6,6 +6,10 @@ import init, {
   inspectRun,
   accountRun,
   accountRuns,
+  accountStream,
+  AccountStream,
+  type AccountStreamOptions,
+  type StreamProgress,
   pricePoint,
   cacheObservation,
   type Accounting,
@@ -158,4 +162,33 @@ export function verdict(files: RunFileInput[]): string {
   accountRun(files, { policy: { maxRateWidth: 0.01 } });
   void [bad, badCode, n];
   return status === "VALID_COMPLETE" ? "price it" : codes.join(",");
+}
+
+// accountStream: files as ReadableStreams (or Blobs, buffers, async iterables), a progress
+// callback with the bytes read; the low-level push class.
+export async function streamed(stream: ReadableStream<Uint8Array>, blob: Blob, bytes: Uint8Array): Promise<Status> {
+  const seen: number[] = [];
+  const a: Accounting = await accountStream(
+    [
+      { name: "server_metrics_export.json", stream },
+      { name: "profile_export.jsonl", stream: blob },
+      { name: "profile_export_aiperf.json", stream: bytes },
+    ],
+    { memory_budget: 32 << 20, policy: { max_rate_width: 0.01 } },
+    { onProgress: (p: StreamProgress) => seen.push(p.bytes_read) },
+  );
+  const options: AccountStreamOptions = { family_prefixes: ["vllm:"] };
+  const s = new AccountStream(options);
+  s.beginFile("server_metrics_export.csv");
+  const more: boolean = s.push(bytes);
+  s.endFile();
+  const read: number = s.bytesRead;
+  const b: Accounting = s.finish();
+  const code: KvledgerErrorCode = "INPUT_TOO_LARGE";
+  void [more, read, b, code];
+  // @ts-expect-error: the budget is a number of bytes
+  await accountStream([], { memory_budget: "48M" });
+  // @ts-expect-error: a file gives its content as `stream`
+  await accountStream([{ name: "x.json", text: "{}" }]);
+  return a.cache_validity.status;
 }

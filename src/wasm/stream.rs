@@ -1,0 +1,239 @@
+//! The streaming API's raw class (`AccountStream`; `js/api.js` wraps it as `accountStream`
+//! and the public `AccountStream`): a run's files pushed chunk by chunk into a
+//! [`RunReader`], then accounted as `accountRun` accounts them. Each method answers the same
+//! JSON envelope as the raw functions (`{"ok": …}` / `{"error": …}`).
+//!
+//! Memory: the module's heap is counted ([`Counting`]), and a stream's reader fails the file
+//! being read with `INPUT_TOO_LARGE` once the heap in use passes the stream's memory budget,
+//! before the instance (4 GiB at most) could run out and trap. A whole-buffer call is refused
+//! with `INPUT_TOO_LARGE` before its files are copied in when they could not fit
+//! ([`check_fits`]).
+
+use super::{options_arg, reply};
+use crate::account::{account_run, families_read, Policy};
+use crate::error::{ErrorCode, ReadError};
+use crate::options::{AccountOptions, CallError, OptionsError};
+use crate::read::run::{MemoryBudget, RunReader};
+use js_sys::{Array, ArrayBuffer, JsString, Reflect};
+use serde::Serialize;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// The system allocator, counting the bytes allocated and not yet freed (one add per call).
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded to `System` unchanged; only a counter is updated beside it.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(layout);
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            LIVE.fetch_add(new_size, Ordering::Relaxed);
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn heap_in_use() -> u64 {
+    LIVE.load(Ordering::Relaxed) as u64
+}
+
+/// The default memory budget of a stream: heap in use at most 48 MiB, so that with the
+/// module's static data, its stack and the allocator's slack, linear memory stays within
+/// 64 MiB.
+pub const DEFAULT_MEMORY_BUDGET: u64 = 48 << 20;
+
+/// The most linear memory a wasm32 instance can have.
+const MAX_LINEAR_MEMORY: u64 = 4 << 30;
+
+/// A whole-buffer call's input is refused when this many times its bytes, added to the heap
+/// in use, would not fit in [`MAX_LINEAR_MEMORY`] (the bytes are copied in, then read).
+const WHOLE_BUFFER_FACTOR_TENTHS: u64 = 13;
+
+/// Bytes a file of a whole-buffer call takes once copied in (a string: its UTF-16 length, the
+/// least its UTF-8 can take), read without copying anything.
+fn content_size(file: &JsValue) -> u64 {
+    let get = |key: &str| Reflect::get(file, &JsValue::from_str(key)).ok();
+    if let Some(text) = get("text").and_then(|t| t.dyn_into::<JsString>().ok()) {
+        return u64::from(text.length());
+    }
+    let Some(bytes) = get("bytes") else {
+        return 0;
+    };
+    if let Some(buf) = bytes.dyn_ref::<ArrayBuffer>() {
+        return u64::from(buf.byte_length());
+    }
+    if ArrayBuffer::is_view(&bytes) {
+        return Reflect::get(&bytes, &"byteLength".into())
+            .ok()
+            .and_then(|n| n.as_f64())
+            .map_or(0, |n| n as u64);
+    }
+    0
+}
+
+/// `INPUT_TOO_LARGE` when the files of a whole-buffer call could not fit in the instance's
+/// memory (their bytes × 1.3 beside the heap in use): refused before anything is copied in,
+/// so the instance stays as it was. Malformed `files` are left to the call's own checks.
+pub(crate) fn check_fits(files: &JsValue) -> Result<(), CallError> {
+    let Some(array) = files.dyn_ref::<Array>() else {
+        return Ok(());
+    };
+    let total: u64 = array.iter().map(|f| content_size(&f)).sum();
+    let needed = total.saturating_mul(WHOLE_BUFFER_FACTOR_TENTHS) / 10;
+    let room = MAX_LINEAR_MEMORY.saturating_sub(heap_in_use());
+    if needed <= room {
+        return Ok(());
+    }
+    Err(ReadError::whole(
+        ErrorCode::InputTooLarge,
+        "files",
+        format!(
+            "the files take {total} bytes, too many for one call's memory (a WebAssembly instance has at most 4 GiB, and reading takes about 1.3 times the input): account them with accountStream, which reads files of any size chunk by chunk"
+        ),
+    )
+    .into())
+}
+
+/// The memory budget argument: absent takes the default; else a whole number of bytes.
+fn memory_budget(arg: Option<f64>) -> Result<u64, OptionsError> {
+    match arg {
+        None => Ok(DEFAULT_MEMORY_BUDGET),
+        Some(b)
+            if b.is_finite() && b >= 1.0 && b.fract() == 0.0 && b <= MAX_LINEAR_MEMORY as f64 =>
+        {
+            Ok(b as u64)
+        }
+        Some(b) => Err(OptionsError::new(
+            "options.memory_budget",
+            format!("expected a whole number of bytes from 1 to 4294967296, got {b}"),
+        )),
+    }
+}
+
+/// What `push` answers.
+#[derive(Serialize)]
+struct Pushed {
+    /// Whether the file's remaining bytes are wanted (else they may be skipped).
+    wants_more: bool,
+    /// Bytes pushed so far, every file together.
+    bytes_read: u64,
+}
+
+/// A stream's state: reading, or why it cannot be used.
+enum Stream {
+    Reading(Box<RunReader>, Policy),
+    Refused(CallError),
+    Finished,
+}
+
+/// A run's files pushed in chunks, then accounted (`accountRun`'s result).
+#[wasm_bindgen(js_name = AccountStream, skip_typescript)]
+pub struct AccountStream {
+    stream: Stream,
+}
+
+fn finished() -> CallError {
+    OptionsError::new("", "the stream has finished: start a new one").into()
+}
+
+#[wasm_bindgen(js_class = AccountStream)]
+impl AccountStream {
+    /// `options`: the JSON of `accountRun`'s options; `memory_budget`: bytes of heap the
+    /// stream may use. A malformed option is reported by `start`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: Option<String>, memory_budget_bytes: Option<f64>) -> AccountStream {
+        let made = (|| -> Result<Stream, CallError> {
+            let budget = memory_budget(memory_budget_bytes)?;
+            let opts: AccountOptions = options_arg("options", options)?;
+            let (run, policy) = opts.split()?;
+            let run = run.into_run_options(families_read())?;
+            let reader = RunReader::new(&run).with_memory_budget(MemoryBudget {
+                limit: budget,
+                in_use: heap_in_use,
+            });
+            Ok(Stream::Reading(Box::new(reader), policy))
+        })();
+        AccountStream {
+            stream: made.unwrap_or_else(Stream::Refused),
+        }
+    }
+
+    /// `{"ok": null}`, or why the options were refused.
+    pub fn start(&self) -> String {
+        match &self.stream {
+            Stream::Refused(e) => reply::<()>(Err(e.clone())),
+            _ => reply(Ok(())),
+        }
+    }
+
+    fn reader(&mut self) -> Result<&mut RunReader, CallError> {
+        match &mut self.stream {
+            Stream::Reading(r, _) => Ok(r),
+            Stream::Refused(e) => Err(e.clone()),
+            Stream::Finished => Err(finished()),
+        }
+    }
+
+    #[wasm_bindgen(js_name = beginFile)]
+    pub fn begin_file(&mut self, name: String) -> String {
+        reply(self.reader().map(|r| r.begin_file(&name)))
+    }
+
+    /// `{"ok": {"wants_more", "bytes_read"}}`.
+    pub fn push(&mut self, chunk: &[u8]) -> String {
+        reply(self.reader().map(|r| {
+            let wants_more = r.push(chunk);
+            Pushed {
+                wants_more,
+                bytes_read: r.bytes_read(),
+            }
+        }))
+    }
+
+    #[wasm_bindgen(js_name = endFile)]
+    pub fn end_file(&mut self) -> String {
+        reply(self.reader().map(|r| r.end_file()))
+    }
+
+    /// The accounting of the run (`accountRun`'s envelope); the stream cannot be used after.
+    pub fn finish(&mut self) -> String {
+        let outcome = match std::mem::replace(&mut self.stream, Stream::Finished) {
+            Stream::Reading(reader, policy) => reader
+                .finish()
+                .map(|run| account_run(&run, &policy))
+                .map_err(CallError::from),
+            Stream::Refused(e) => Err(e),
+            Stream::Finished => Err(finished()),
+        };
+        reply(outcome)
+    }
+}

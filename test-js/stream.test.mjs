@@ -1,0 +1,203 @@
+// The streaming API (accountStream, AccountStream) in Node: the same result as accountRun on
+// the same files whatever the chunks and sources, progress after each chunk, INPUT_TOO_LARGE
+// (a stream past its memory budget, a whole-buffer call that cannot fit) with the instance
+// usable afterwards, and the linear memory of a large generated run streamed.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { accountRun, accountStream, AccountStream, KvledgerError } from "../js/node.mjs";
+import * as glue from "../pkg/web/kvledger.js";
+import { ROOT } from "./lib/util.mjs";
+
+/** The instance's exports (the entry initialised it on import: this returns that instance). */
+const wasm = glue.initSync({ module: readFileSync(path.join(ROOT, "pkg/web/kvledger_bg.wasm")) });
+const linearMemory = () => wasm.memory.buffer.byteLength;
+
+/** Every file below `dir` as {name (relative path), bytes}. */
+function filesOf(dir) {
+  const out = [];
+  const walk = (d) => {
+    for (const name of readdirSync(d).sort()) {
+      const p = path.join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (name !== "truth.json") out.push({ name: path.relative(dir, p), bytes: readFileSync(p) });
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** A ReadableStream giving `bytes` in chunks of `size` (a copy each: streams own their chunks). */
+function streamOf(bytes, size) {
+  let at = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (at >= bytes.length) return controller.close();
+      controller.enqueue(bytes.slice(at, at + size));
+      at += size;
+    },
+  });
+}
+
+async function* generatorOf(bytes, size) {
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
+}
+
+const RUNS = ["examples/synth/vllm-agg-clean", "examples/vllm-mi355x-conc1", "examples/sglang-minimax-conc16-captures", "examples/vllm-doc-timeslices"];
+
+for (const run of RUNS) {
+  test(`${run}: streamed in odd chunks equals accountRun`, async () => {
+    const files = filesOf(path.join(ROOT, run));
+    const want = accountRun(files);
+    for (const size of [1009, 4093, 65537]) {
+      const got = await accountStream(files.map((f) => ({ name: f.name, stream: streamOf(f.bytes, size) })));
+      assert.deepStrictEqual(got, want, `chunks of ${size}`);
+    }
+    // Other sources, in reverse file order: a Blob, an async generator, a buffer.
+    const kinds = [(b) => new Blob([b]), (b) => generatorOf(b, 777), (b) => new Uint8Array(b)];
+    const mixed = files
+      .slice()
+      .reverse()
+      .map((f, i) => ({ name: f.name, stream: kinds[i % kinds.length](f.bytes) }));
+    assert.deepStrictEqual(await accountStream(mixed), want, "Blob, async iterable, Uint8Array");
+  });
+}
+
+test("the push class: any order, any split", () => {
+  const files = filesOf(path.join(ROOT, "examples/synth/vllm-agg-clean"));
+  const s = new AccountStream();
+  for (const f of files.slice().reverse()) {
+    s.beginFile(f.name);
+    for (let at = 0; at < f.bytes.length; at += 333) s.push(f.bytes.subarray(at, at + 333));
+    s.endFile();
+  }
+  assert.equal(s.bytesRead, files.reduce((n, f) => n + f.bytes.length, 0));
+  assert.deepStrictEqual(s.finish(), accountRun(files));
+  assert.throws(() => s.finish(), (e) => e instanceof KvledgerError && /has finished/.test(e.message));
+});
+
+test("progress after each chunk, with increasing bytes, up to every byte read", async () => {
+  const files = filesOf(path.join(ROOT, "examples/vllm-mi355x-conc1"));
+  const seen = [];
+  await accountStream(
+    files.map((f) => ({ name: f.name, stream: streamOf(f.bytes, 50_000) })),
+    null,
+    { onProgress: (p) => seen.push(p) },
+  );
+  assert.ok(seen.length > files.length, `${seen.length} calls`);
+  for (let i = 1; i < seen.length; i++) assert.ok(seen[i].bytes_read > seen[i - 1].bytes_read, `call ${i}`);
+  assert.ok(seen.every((p) => files.some((f) => f.name === p.file)));
+  const read = files.filter((f) => seen.some((p) => p.file === f.name)).reduce((n, f) => n + f.bytes.length, 0);
+  assert.equal(seen.at(-1).bytes_read, read);
+});
+
+test("errors: as accountRun's, malformed calls are BAD_OPTIONS", async () => {
+  const broken = [{ name: "server_metrics_export.json", stream: new TextEncoder().encode('{\n  "summary": {\n') }];
+  await assert.rejects(accountStream(broken), (e) => e instanceof KvledgerError && e.code === "JSON_SYNTAX" && e.file === "server_metrics_export.json" && e.line >= 2);
+  const bad = (p, json_path) => assert.rejects(p, (e) => e instanceof KvledgerError && e.code === "BAD_OPTIONS" && e.json_path === json_path);
+  await bad(accountStream(null), "files");
+  await bad(accountStream([{ name: "a.json" }]), "files[0]");
+  await bad(accountStream([{ name: "a.json", stream: "text" }]), "files[0].stream");
+  await bad(accountStream([{ name: "a.json", text: "{}", stream: new Uint8Array() }]), "files[0].text");
+  await bad(accountStream([], { memory_budget: "48M" }), "options.memory_budget");
+  await bad(accountStream([], { memory_budget: -1 }), "options.memory_budget");
+  await bad(accountStream([], { policy: { maxRateWidth: 0.01 } }), "options.policy.maxRateWidth");
+  await bad(accountStream([], null, { onProgress: 3 }), "onProgress");
+});
+
+test("INPUT_TOO_LARGE past a stream's memory budget; the instance stays usable", async () => {
+  const files = filesOf(path.join(ROOT, "examples/vllm-mi355x-conc1"));
+  const big = files.reduce((a, f) => (f.bytes.length > a.bytes.length ? f : a));
+  assert.ok(big.bytes.length > 1 << 20, `${big.name} is ${big.bytes.length} bytes`);
+  const err = await accountStream([{ name: big.name, stream: streamOf(big.bytes, 65536) }], { memory_budget: 1 << 20 }).catch((e) => e);
+  assert.ok(err instanceof KvledgerError, String(err));
+  assert.equal(err.code, "INPUT_TOO_LARGE", err.message);
+  assert.equal(err.file, big.name);
+  assert.equal(typeof err.byte_offset, "number");
+  assert.match(err.message, /1048576 bytes/);
+  // Usable afterwards: a stream and a whole-buffer call give the usual result.
+  const want = accountRun(files);
+  assert.deepStrictEqual(await accountStream(files.map((f) => ({ name: f.name, stream: streamOf(f.bytes, 65536) }))), want);
+});
+
+test("INPUT_TOO_LARGE for a whole-buffer call that cannot fit, before copying; usable after", () => {
+  // 4 GiB of input (one 1 GiB buffer, never written, given four times): more than an
+  // instance can hold. Refused from the sizes alone: linear memory does not grow.
+  const gib = new Uint8Array(1 << 30);
+  const before = linearMemory();
+  const files = [0, 1, 2, 3].map((i) => ({ name: `part${i}/server_metrics_export.json`, bytes: gib }));
+  assert.throws(() => accountRun(files), (e) => e instanceof KvledgerError && e.code === "INPUT_TOO_LARGE" && /accountStream/.test(e.message));
+  assert.equal(linearMemory(), before, "nothing was copied in");
+  const run = filesOf(path.join(ROOT, "examples/vllm-doc-timeslices"));
+  assert.ok(accountRun(run).cache_validity.status);
+});
+
+/** The native CLI, to generate a large run (`kvledger synth --target-bytes`). */
+function cli() {
+  const dirs = [process.env.CARGO_TARGET_DIR, path.join(ROOT, "target")].filter(Boolean);
+  for (const d of dirs) {
+    for (const profile of ["release", "debug"]) {
+      const p = path.join(d, profile, "kvledger");
+      if (existsSync(p)) return p;
+    }
+  }
+  return undefined;
+}
+
+// A generated run of KVLEDGER_STREAM_MB (default 64) MB streamed with the default budget. While
+// some formats are still read whole (the `Gather` stand-ins in src/read/run.rs) a file larger
+// than the budget is refused with INPUT_TOO_LARGE and this test reports it; with
+// KVLEDGER_STREAM_ASSERT_MEMORY=1 (the default once every reader streams) it must be accounted
+// with linear memory within 64 MiB and equal accountRun.
+test("a large generated run streamed: result and linear memory", async (t) => {
+  const bin = cli();
+  if (!bin) return t.skip("no native kvledger binary (cargo build --release) to generate the run");
+  const mb = Number(process.env.KVLEDGER_STREAM_MB ?? 64);
+  const strict = process.env.KVLEDGER_STREAM_ASSERT_MEMORY === "1";
+  const dir = mkdtempSync(path.join(tmpdir(), "kvledger-stream-"));
+  try {
+    execFileSync(bin, ["synth", "--engine", "vllm", "--topology", "1P1D", "--tiers", "gpu,cpu", "--seed", "3", "--target-bytes", `${mb}MB`, "--out", dir], { stdio: "ignore" });
+    const names = filesOf(dir).map((f) => f.name);
+    const total = names.reduce((n, name) => n + statSync(path.join(dir, name)).size, 0);
+    const before = linearMemory();
+    const files = names.map((name) => ({ name, stream: new Blob([readFileSync(path.join(dir, name))]).stream() }));
+    let high = before;
+    const result = await accountStream(files, null, { onProgress: () => (high = Math.max(high, linearMemory())) }).catch((e) => e);
+    high = Math.max(high, linearMemory());
+    const mib = (n) => (n / 2 ** 20).toFixed(1);
+    t.diagnostic(`input ${mib(total)} MiB in ${names.length} files; linear memory ${mib(before)} MiB before, ${mib(high)} MiB high-water`);
+    if (result instanceof Error) {
+      t.diagnostic(`refused: ${result.code} ${result.file}: ${result.message}`);
+      assert.ok(result instanceof KvledgerError && result.code === "INPUT_TOO_LARGE", String(result));
+      assert.ok(!strict, "every reader streams: the run must be accounted within the budget");
+      return;
+    }
+    if (strict) assert.ok(high <= 64 * 2 ** 20, `linear memory ${mib(high)} MiB`);
+    const whole = names.map((name) => ({ name, bytes: readFileSync(path.join(dir, name)) }));
+    assert.deepStrictEqual(result, accountRun(whole));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a file's stream is cancelled once its bytes are not needed (an ignored file, an endless stream)", async () => {
+  let pulls = 0;
+  let cancelled = false;
+  const endless = new ReadableStream({
+    pull(controller) {
+      pulls += 1;
+      controller.enqueue(new Uint8Array(4096).fill(65));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const files = filesOf(path.join(ROOT, "examples/vllm-doc-timeslices"));
+  const got = await accountStream([{ name: "engine.log", stream: endless }, ...files.map((f) => ({ name: f.name, stream: f.bytes }))]);
+  assert.ok(cancelled, "the ignored file's stream was cancelled");
+  assert.ok(pulls <= 3, `${pulls} chunks pulled`);
+  assert.deepStrictEqual(got, accountRun(files));
+});
