@@ -32,6 +32,7 @@ use crate::model::{
 use crate::read::count;
 use crate::read::locate::{in_line, serde_in_line, OwnedPath, Seg};
 use crate::read::names::counter_by_name;
+use crate::read::push::{drive, Lines, PushReader};
 use crate::read::FamilyFilter;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -39,39 +40,39 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-/// Read a `server_metrics_export.jsonl`. See the module docs.
-pub fn read_scrapes_jsonl<R: std::io::BufRead>(
-    file: &str,
-    mut reader: R,
-    filter: &FamilyFilter,
-) -> Result<ScrapeSet, ReadError> {
-    let mut skipped: BTreeSet<String> = BTreeSet::new();
-    // Whether each family name is a counter by name (decided once per file, not per line).
-    let mut counters: BTreeMap<String, bool> = BTreeMap::new();
-    let mut scrapes = Vec::new();
-    let mut buf: Vec<u8> = Vec::new();
-    let mut line_no: usize = 0;
-    loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(|e| {
-            ReadError::new(
-                ErrorCode::Io,
-                file,
-                Position::line(line_no + 1),
-                e.to_string(),
-            )
-        })?;
-        if n == 0 {
-            break;
+/// Reads a `server_metrics_export.jsonl` pushed in chunks (see [`PushReader`]).
+pub struct ScrapeJsonlReader {
+    file: String,
+    filter: FamilyFilter,
+    lines: Lines,
+    skipped: BTreeSet<String>,
+    /// Whether each family name is a counter by name (decided once per file, not per line).
+    counters: BTreeMap<String, bool>,
+    scrapes: Vec<Scrape>,
+}
+
+impl ScrapeJsonlReader {
+    pub fn new(file: &str, filter: &FamilyFilter) -> Self {
+        ScrapeJsonlReader {
+            file: file.to_string(),
+            filter: filter.clone(),
+            lines: Lines::new(),
+            skipped: BTreeSet::new(),
+            counters: BTreeMap::new(),
+            scrapes: Vec::new(),
         }
-        line_no += 1;
-        if buf.iter().all(|b| b.is_ascii_whitespace()) {
-            continue;
+    }
+
+    /// Take one line (`terminated` when it ended in `\n`).
+    fn take(&mut self, line: &[u8], line_no: u64, terminated: bool) -> Result<(), ReadError> {
+        let line_no = usize::try_from(line_no).unwrap_or(usize::MAX);
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            return Ok(());
         }
-        let text = std::str::from_utf8(&buf).map_err(|e| {
+        let text = std::str::from_utf8(line).map_err(|e| {
             ReadError::new(
                 ErrorCode::NotUtf8,
-                file,
+                &self.file,
                 Position::line(line_no),
                 format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
             )
@@ -83,16 +84,43 @@ pub fn read_scrapes_jsonl<R: std::io::BufRead>(
             text
         };
         let seen = Seen {
-            skipped: &mut skipped,
-            counters: &mut counters,
+            skipped: &mut self.skipped,
+            counters: &mut self.counters,
         };
-        scrapes.push(parse_line(file, line_no, text, filter, seen)?);
+        let scrape = parse_line(&self.file, line_no, text, terminated, &self.filter, seen)?;
+        self.scrapes.push(scrape);
+        Ok(())
     }
-    Ok(ScrapeSet {
-        source: ScrapeSource::Jsonl,
-        scrapes,
-        skipped_families: u32::try_from(skipped.len()).unwrap_or(u32::MAX),
-    })
+}
+
+impl PushReader for ScrapeJsonlReader {
+    type Output = ScrapeSet;
+
+    fn push(&mut self, chunk: &[u8]) -> Result<(), ReadError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        let r = lines.push(chunk, |line, n| self.take(line, n, true));
+        self.lines = lines;
+        r
+    }
+
+    fn finish(mut self) -> Result<ScrapeSet, ReadError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.finish(|line, n| self.take(line, n, false))?;
+        Ok(ScrapeSet {
+            source: ScrapeSource::Jsonl,
+            scrapes: self.scrapes,
+            skipped_families: u32::try_from(self.skipped.len()).unwrap_or(u32::MAX),
+        })
+    }
+}
+
+/// Read a `server_metrics_export.jsonl`. See the module docs.
+pub fn read_scrapes_jsonl<R: std::io::Read>(
+    file: &str,
+    reader: R,
+    filter: &FamilyFilter,
+) -> Result<ScrapeSet, ReadError> {
+    drive(file, ScrapeJsonlReader::new(file, filter), reader)
 }
 
 /// What the reader keeps across lines: skipped family names, and which names are counters.
@@ -158,9 +186,17 @@ fn parse_line(
     file: &str,
     line: usize,
     text: &str,
+    terminated: bool,
     filter: &FamilyFilter,
     seen: Seen<'_>,
 ) -> Result<Scrape, ReadError> {
+    let owned;
+    let text = if terminated {
+        owned = format!("{text}\n");
+        owned.as_str()
+    } else {
+        text
+    };
     let bytes = text.as_bytes();
     let notes = RefCell::new(Notes::default());
     let mut json = serde_json::Deserializer::from_str(text);
