@@ -34,13 +34,15 @@
 
 use crate::error::{ErrorCode, Position, ReadError};
 use crate::model::{
-    Bucket, Labels, MetricType, Sample, SampleValue, Scrape, ScrapeFamily, UntypedLarge,
+    Bucket, FamilyGroup, FamilyMeta, Histogram, Labels, MetricType, SampleValue, Scrape,
+    ScrapeSample, SeriesMeta, SeriesTable, UntypedLarge,
 };
 use crate::read::count;
 use crate::read::names::counter_by_name;
 use crate::read::push::{drive, Lines, PushReader};
 use crate::read::{CaptureMeta, FamilyFilter};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Parse a Prometheus sample value (or a bucket `le` key): decimal and exponent notation,
 /// `NaN`, `+Inf`, `-Inf`, `Inf` (case-insensitive, as Go's `ParseFloat` accepts them).
@@ -152,7 +154,7 @@ struct FamilyAcc {
     metric_type: MetricType,
     help: Option<String>,
     /// Scalars by label set (last wins), in first-seen order via `order`.
-    values: BTreeMap<Labels, SampleValue>,
+    values: BTreeMap<Labels, AccValue>,
     order: Vec<Labels>,
 }
 
@@ -166,7 +168,7 @@ impl FamilyAcc {
         }
     }
 
-    fn slot(&mut self, labels: Labels, init: SampleValue) -> &mut SampleValue {
+    fn slot(&mut self, labels: Labels, init: AccValue) -> &mut AccValue {
         if !self.values.contains_key(&labels) {
             self.order.push(labels.clone());
         }
@@ -174,8 +176,42 @@ impl FamilyAcc {
     }
 }
 
-fn empty_histogram() -> SampleValue {
-    SampleValue::Histogram {
+/// A sample's value while the capture is read (a histogram's buckets arrive line by line).
+enum AccValue {
+    Scalar {
+        value: f64,
+    },
+    Histogram {
+        buckets: Vec<Bucket>,
+        sum: Option<f64>,
+        count: Option<f64>,
+    },
+}
+
+impl AccValue {
+    fn into_value(self) -> SampleValue {
+        match self {
+            AccValue::Scalar { value } => SampleValue::Scalar { value },
+            AccValue::Histogram {
+                buckets,
+                sum,
+                count,
+            } => {
+                let counts = buckets.iter().map(|b| b.count).collect();
+                let les = buckets.into_iter().map(|b| b.le).collect();
+                SampleValue::Histogram(Box::new(Histogram {
+                    les,
+                    counts,
+                    sum,
+                    count,
+                }))
+            }
+        }
+    }
+}
+
+fn empty_histogram() -> AccValue {
+    AccValue::Histogram {
         buckets: Vec::new(),
         sum: None,
         count: None,
@@ -659,7 +695,7 @@ impl PrometheusTextReader {
         }
         match role {
             SampleRole::Value | SampleRole::Created => {
-                *acc.slot(labels, SampleValue::Scalar { value: 0.0 }) = SampleValue::Scalar {
+                *acc.slot(labels, AccValue::Scalar { value: 0.0 }) = AccValue::Scalar {
                     value: sample.value,
                 };
             }
@@ -672,10 +708,10 @@ impl PrometheusTextReader {
                     ));
                 }
                 let slot = acc.slot(labels, empty_histogram());
-                if !matches!(slot, SampleValue::Histogram { .. }) {
+                if !matches!(slot, AccValue::Histogram { .. }) {
                     *slot = empty_histogram();
                 }
-                if let SampleValue::Histogram {
+                if let AccValue::Histogram {
                     buckets,
                     sum,
                     count,
@@ -717,36 +753,49 @@ impl PrometheusTextReader {
             .endpoint_url
             .clone()
             .unwrap_or_else(|| format!("capture:{}", base_name(&self.file)));
-        let families = self
-            .families
-            .into_iter()
-            .map(|(name, mut acc)| {
-                let samples = acc
-                    .order
-                    .iter()
-                    .filter_map(|l| {
-                        acc.values.remove(l).map(|value| Sample {
-                            labels: l.clone(),
-                            value,
-                        })
-                    })
-                    .collect();
-                ScrapeFamily {
-                    name,
-                    metric_type: Some(acc.metric_type),
-                    help: acc.help,
-                    samples,
-                }
-            })
-            .collect();
+        let (table, groups, samples) = flatten(self.families);
         Scrape {
             endpoint_url,
             timestamp_ns,
             phase: None,
-            families,
+            table: Arc::new(table),
+            groups,
+            samples,
             untyped_large: self.untyped_large,
         }
     }
+}
+
+/// The capture's families (sorted by name), each series once, samples in first-seen order.
+fn flatten(
+    families: BTreeMap<String, FamilyAcc>,
+) -> (SeriesTable, Vec<FamilyGroup>, Vec<ScrapeSample>) {
+    let mut table = SeriesTable::default();
+    let mut groups = Vec::with_capacity(families.len());
+    let mut samples = Vec::new();
+    for (name, mut acc) in families {
+        let family = u32::try_from(table.families.len()).unwrap_or(u32::MAX);
+        table.families.push(FamilyMeta {
+            name,
+            metric_type: Some(acc.metric_type),
+            help: acc.help,
+        });
+        for labels in acc.order {
+            if let Some(value) = acc.values.remove(&labels) {
+                let series = u32::try_from(table.series.len()).unwrap_or(u32::MAX);
+                table.series.push(SeriesMeta { family, labels });
+                samples.push(ScrapeSample {
+                    series,
+                    value: value.into_value(),
+                });
+            }
+        }
+        groups.push(FamilyGroup {
+            family,
+            end: u32::try_from(samples.len()).unwrap_or(u32::MAX),
+        });
+    }
+    (table, groups, samples)
 }
 
 impl PushReader for PrometheusTextReader {
@@ -826,15 +875,16 @@ mod tests {
     #[test]
     fn counter_family() {
         let s = read("# TYPE a_total counter\na_total{x=\"1\"} 2\na_created{x=\"1\"} 3\n").unwrap();
-        assert_eq!(s.families.len(), 1);
-        assert_eq!(s.families[0].name, "a");
+        assert_eq!(s.families().len(), 1);
+        assert_eq!(s.families().next().unwrap().name, "a");
         assert_eq!(s.endpoint_url, "capture:t.prom");
     }
 
     #[test]
     fn utf8_label_never_splits() {
         let s = read("m{a=\"é😀\\\"\"} 1\n").unwrap();
-        assert_eq!(s.families[0].samples[0].labels["a"], "é😀\"");
+        let f = s.families().next().unwrap();
+        assert_eq!(f.samples.get(0).unwrap().labels["a"], "é😀\"");
         let e = read("m{a=\"é😀} 1\n").unwrap_err();
         assert_eq!(e.code, ErrorCode::PromSyntax);
     }
