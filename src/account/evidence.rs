@@ -350,14 +350,20 @@ struct IntakeOf<'r> {
     series: u32,
 }
 
+/// What has been seen of one file's table on one endpoint: intakes by series, families
+/// noted (both indexed by the table's own indices).
+#[derive(Default)]
+struct Seen {
+    intakes: Vec<Option<usize>>,
+    families: Vec<bool>,
+}
+
 /// Take in the raw scrapes. A series repeats in every scrape, so its key (endpoint, family,
 /// labels) is built once per series of each file, not per sample; families and label sets
 /// are noted on first sight (noting them again changes nothing).
 fn add_scrapes(ev: &mut Evidence, scrapes: &[Scrape]) {
-    // (table, endpoint, series) → index in `intakes`, in order of first sight.
-    let mut index: HashMap<(usize, &str, u32), usize> = HashMap::new();
-    let mut families_seen: std::collections::HashSet<(usize, &str, &str)> =
-        std::collections::HashSet::new();
+    // (table, endpoint) → what has been seen of it.
+    let mut seen: HashMap<(usize, &str), Seen> = HashMap::new();
     let mut intakes: Vec<(IntakeOf<'_>, SeriesIntake)> = Vec::new();
     for (n, scrape) in scrapes.iter().enumerate() {
         let url = scrape.endpoint_url.as_str();
@@ -365,12 +371,22 @@ fn add_scrapes(ev: &mut Evidence, scrapes: &[Scrape]) {
             ev.endpoints.insert(url.to_string());
         }
         let table = std::sync::Arc::as_ptr(&scrape.table) as usize;
-        for fam in scrape.families() {
-            if families_seen.insert((table, url, fam.name)) {
-                ev.note_family(url, fam.name, fam.metric_type);
+        let seen = seen.entry((table, url)).or_insert_with(|| Seen {
+            intakes: vec![None; scrape.table.series.len()],
+            families: vec![false; scrape.table.families.len()],
+        });
+        for (group, fam) in scrape.groups.iter().zip(scrape.families()) {
+            if let Some(noted) = seen.families.get_mut(group.family as usize) {
+                if !*noted {
+                    *noted = true;
+                    ev.note_family(url, fam.name, fam.metric_type);
+                }
             }
             for sample in fam.samples.iter() {
-                let at = *index.entry((table, url, sample.series)).or_insert_with(|| {
+                let Some(slot) = seen.intakes.get_mut(sample.series as usize) else {
+                    continue;
+                };
+                let at = *slot.get_or_insert_with(|| {
                     ev.note_labels(url, sample.labels);
                     intakes.push((
                         IntakeOf {

@@ -99,6 +99,10 @@ struct ErrorDe {
 
 /// True when the JSON text holds a `null` literal outside strings.
 fn has_explicit_null(line: &[u8]) -> bool {
+    // Most lines hold no `null` at all: a plain search rules them out faster than the scan.
+    if !line.windows(4).any(|w| w == b"null") {
+        return false;
+    }
     let mut in_str = false;
     let mut escaped = false;
     let mut i = 0;
@@ -227,7 +231,7 @@ fn parse_record(
     bytes: &[u8],
     terminated: bool,
 ) -> Result<LineDe, ReadError> {
-    // As before the fast path: bytes after the record are not looked at.
+    // Bytes after the record are not looked at (nor were they when every line was tracked).
     let mut de = serde_json::Deserializer::from_slice(bytes);
     match LineDe::deserialize(&mut de) {
         Ok(parsed) => Ok(parsed),

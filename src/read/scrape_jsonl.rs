@@ -157,6 +157,11 @@ struct Interner {
     families: HashMap<String, FamilyEntry>,
     /// Per family: labels as written (their JSON text) → series.
     by_text: Vec<HashMap<Box<str>, u32>>,
+    /// The family key last met at each position of a `metrics` object: lines repeat their
+    /// families in the same order, so most keys are found here without hashing.
+    by_position: Vec<Option<(Box<str>, FamilyEntry)>>,
+    /// Per family: the labels text and series last met at each sample index (likewise).
+    by_index: Vec<Vec<Option<(Box<str>, u32)>>>,
     /// Per family: labels → series (the same labels written differently are one series).
     by_labels: Vec<HashMap<Labels, u32>>,
     /// Distinct bucket key lists, the last used first.
@@ -166,6 +171,23 @@ struct Interner {
 }
 
 impl Interner {
+    /// The family of the key at `position` of a `metrics` object.
+    fn family_at(&mut self, position: usize, name: &str, filter: &FamilyFilter) -> FamilyEntry {
+        if let Some(Some((last, entry))) = self.by_position.get(position) {
+            if **last == *name {
+                return *entry;
+            }
+        }
+        let entry = self.family(name, filter);
+        if self.by_position.len() <= position {
+            self.by_position.resize(position + 1, None);
+        }
+        if let Some(slot) = self.by_position.get_mut(position) {
+            *slot = Some((name.into(), entry));
+        }
+        entry
+    }
+
     fn family(&mut self, name: &str, filter: &FamilyFilter) -> FamilyEntry {
         if let Some(e) = self.families.get(name) {
             return *e;
@@ -179,6 +201,7 @@ impl Interner {
             });
             self.by_text.push(HashMap::new());
             self.by_labels.push(HashMap::new());
+            self.by_index.push(Vec::new());
             Some(i)
         } else {
             self.skipped.insert(name.to_string());
@@ -192,9 +215,33 @@ impl Interner {
         entry
     }
 
-    /// The series of `family` with these labels as written (`None`: no labels).
-    fn series_by_text(&mut self, family: u32, text: Option<&str>) -> Result<u32, String> {
+    /// The series of `family` with these labels as written (`None`: no labels), for the
+    /// sample at `index` of its family.
+    fn series_at(&mut self, family: u32, index: usize, text: Option<&str>) -> Result<u32, String> {
         let text = text.unwrap_or("null");
+        let f = family as usize;
+        let Some(slots) = self.by_index.get_mut(f) else {
+            return self.series_by_text(family, text);
+        };
+        if let Some(Some((last, s))) = slots.get(index) {
+            if **last == *text {
+                return Ok(*s);
+            }
+        }
+        let s = self.series_by_text(family, text)?;
+        if let Some(slots) = self.by_index.get_mut(f) {
+            if slots.len() <= index {
+                slots.resize(index + 1, None);
+            }
+            if let Some(slot) = slots.get_mut(index) {
+                *slot = Some((text.into(), s));
+            }
+        }
+        Ok(s)
+    }
+
+    /// The series of `family` with these labels as written.
+    fn series_by_text(&mut self, family: u32, text: &str) -> Result<u32, String> {
         let f = family as usize;
         if let Some(&s) = self.by_text.get(f).and_then(|m| m.get(text)) {
             return Ok(s);
@@ -253,6 +300,10 @@ struct LineBuf {
     samples: Vec<(u32, ScrapeSample)>,
     /// Families kept so far.
     kept: usize,
+    /// Scratch of `take` (kept to reuse their allocations).
+    order: Vec<(usize, usize)>,
+    rank: Vec<u32>,
+    counts: Vec<u32>,
 }
 
 impl LineBuf {
@@ -265,27 +316,38 @@ impl LineBuf {
     /// The groups and samples of the line: families in the order they were first kept (a
     /// repeated key's samples join its first occurrence's).
     fn take(&mut self) -> (Vec<FamilyGroup>, Vec<ScrapeSample>) {
-        let mut order: Vec<(usize, usize)> = (self.families.iter().enumerate())
-            .filter(|(_, f)| f.1 > 0)
-            .map(|(pos, f)| (f.3, pos))
-            .collect();
+        let LineBuf {
+            families,
+            samples,
+            order,
+            rank,
+            counts,
+            ..
+        } = self;
+        order.clear();
+        order.extend(
+            (families.iter().enumerate())
+                .filter(|(_, f)| f.1 > 0)
+                .map(|(pos, f)| (f.3, pos)),
+        );
         order.sort_unstable();
-        let mut rank = vec![u32::MAX; self.families.len()];
-        let mut counts = vec![0u32; order.len()];
+        rank.clear();
+        rank.resize(families.len(), u32::MAX);
+        counts.clear();
+        counts.resize(order.len(), 0);
         for (r, (_, pos)) in order.iter().enumerate() {
             if let Some(slot) = rank.get_mut(*pos) {
                 *slot = u32::try_from(r).unwrap_or(u32::MAX);
             }
         }
         let rank_of = |pos: u32| rank.get(pos as usize).copied().unwrap_or(u32::MAX);
-        let in_order = self
-            .samples
+        let in_order = samples
             .windows(2)
             .all(|w| rank_of(w[0].0) <= rank_of(w[1].0));
         if !in_order {
-            self.samples.sort_by_key(|(pos, _)| rank_of(*pos));
+            samples.sort_by_key(|(pos, _)| rank_of(*pos));
         }
-        for (pos, _) in &self.samples {
+        for (pos, _) in samples.iter() {
             if let Some(c) = counts.get_mut(rank_of(*pos) as usize) {
                 *c += 1;
             }
@@ -293,14 +355,14 @@ impl LineBuf {
         let mut end = 0u32;
         let groups = order
             .iter()
-            .zip(counts)
+            .zip(counts.iter())
             .map(|((_, pos), n)| {
                 end += n;
-                let family = self.families.get(*pos).map_or(0, |f| f.0);
+                let family = families.get(*pos).map_or(0, |f| f.0);
                 FamilyGroup { family, end }
             })
             .collect();
-        let samples = self.samples.drain(..).map(|(_, s)| s).collect();
+        let samples = samples.drain(..).map(|(_, s)| s).collect();
         (groups, samples)
     }
 }
@@ -663,9 +725,11 @@ impl<'de> Visitor<'de> for MetricsSeed<'_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         // A family key may repeat (its samples merge); keys whose samples were all legacy
         // summaries are not kept.
+        let mut position = 0usize;
         while let Some(name) = map.next_key::<Key<'de>>()? {
             let name = name.as_str();
-            let entry = self.ctx.interner.family(name, self.ctx.filter);
+            let entry = self.ctx.interner.family_at(position, name, self.ctx.filter);
+            position += 1;
             let Some(family) = entry.index else {
                 map.next_value::<IgnoredAny>()?;
                 continue;
@@ -762,7 +826,7 @@ impl<'de> Visitor<'de> for SamplesSeed<'_, '_> {
                     let interner = &mut *self.ctx.interner;
                     let series = match sample.labels {
                         SampleLabels::Text(text) => interner
-                            .series_by_text(self.family, text)
+                            .series_at(self.family, index, text)
                             .map_err(de::Error::custom)?,
                         SampleLabels::Read(labels) => interner.series(self.family, labels),
                     };
