@@ -47,7 +47,7 @@ fn sum_where(s: &Scrape, name: &str, want: &[(&str, &str)]) -> f64 {
             want.iter()
                 .all(|(k, v)| x.labels.get(*k).map(String::as_str) == Some(*v))
         })
-        .map(|x| scalar(&x.value))
+        .map(|x| scalar(x.value))
         .sum()
 }
 
@@ -161,7 +161,7 @@ fn sglang_invariants() {
         assert!(family(&s, "sglang:cache_hit_rate")
             .samples
             .iter()
-            .all(|x| scalar(&x.value) == 0.0));
+            .all(|x| scalar(x.value) == 0.0));
     }
 }
 
@@ -183,7 +183,7 @@ fn sglang_excerpt_specials() {
     );
     // NaN gauge kept.
     let nan = family(&s, "sglang:fwd_occupancy");
-    assert!(scalar(&nan.samples.get(0).unwrap().value).is_nan());
+    assert!(scalar(nan.samples.get(0).unwrap().value).is_nan());
     // A gauge with an `le` label: `le` stays a label, 11 series.
     let g = family(&s, "sglang:routing_key_running_req_count");
     assert_eq!(g.metric_type, Some(MetricType::Gauge));
@@ -259,24 +259,24 @@ fn edge_cases() {
              m{a=\"q\\\"uote\",b=\"back\\\\slash\",c=\"new\\nline\",} 1.5e3\n";
     let s = text(t).unwrap();
     let f = family(&s, "m");
-    assert_eq!(f.help.as_deref(), Some("A \\ back\nslash é"));
+    assert_eq!(f.help, Some("A \\ back\nslash é"));
     let l = &f.samples.get(0).unwrap().labels;
     assert_eq!(l["a"], "q\"uote");
     assert_eq!(l["b"], "back\\slash");
     assert_eq!(l["c"], "new\nline");
-    assert_eq!(scalar(&f.samples.get(0).unwrap().value), 1500.0);
+    assert_eq!(scalar(f.samples.get(0).unwrap().value), 1500.0);
 
     // Special values, whitespace tolerance, CRLF.
     let s = text("a +Inf\r\nb -Inf\r\n c   NaN  \r\nd{ x = \"1\" , y=\"2\" }\t7\r\n").unwrap();
     assert_eq!(
-        scalar(&family(&s, "a").samples.get(0).unwrap().value),
+        scalar(family(&s, "a").samples.get(0).unwrap().value),
         f64::INFINITY
     );
     assert_eq!(
-        scalar(&family(&s, "b").samples.get(0).unwrap().value),
+        scalar(family(&s, "b").samples.get(0).unwrap().value),
         f64::NEG_INFINITY
     );
-    assert!(scalar(&family(&s, "c").samples.get(0).unwrap().value).is_nan());
+    assert!(scalar(family(&s, "c").samples.get(0).unwrap().value).is_nan());
     assert_eq!(family(&s, "d").samples.get(0).unwrap().labels["y"], "2");
     // Untyped families keep their full names, type Unknown.
     let s = text("x_total 3\nx_total{a=\"1\"} 4\n").unwrap();
@@ -289,7 +289,7 @@ fn edge_cases() {
         .unwrap();
     assert_eq!(
         scalar(
-            &family(&s, "dynamo_frontend_requests")
+            family(&s, "dynamo_frontend_requests")
                 .samples
                 .get(0)
                 .unwrap()
@@ -312,7 +312,7 @@ fn edge_cases() {
     let s = text("# TYPE g gauge\ng{a=\"1\"} 1\ng{a=\"2\"} 2\ng{a=\"1\"} 3\n").unwrap();
     let f = family(&s, "g");
     assert_eq!(f.samples.len(), 2);
-    assert_eq!(scalar(&f.samples.get(0).unwrap().value), 3.0);
+    assert_eq!(scalar(f.samples.get(0).unwrap().value), 3.0);
 
     // Timestamps: all samples timed → max × 10^6; some untimed → None.
     let s = text("a 1 1700000000000\nb 2 1700000000500\n").unwrap();

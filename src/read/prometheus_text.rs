@@ -619,7 +619,7 @@ impl PrometheusTextReader {
             *open_keep =
                 o.typ != DeclType::Summary && !dropped_family(&fname) && filter.wants(&fname);
         }
-        return Ok(());
+        Ok(())
     }
 
     /// A sample line: its family is decided from the name before anything is built.

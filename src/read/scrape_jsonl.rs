@@ -161,7 +161,7 @@ struct Interner {
     /// families in the same order, so most keys are found here without hashing.
     by_position: Vec<Option<(Box<str>, FamilyEntry)>>,
     /// Per family: the labels text and series last met at each sample index (likewise).
-    by_index: Vec<Vec<Option<(Box<str>, u32)>>>,
+    by_index: Vec<Vec<Option<LastLabels>>>,
     /// Per family: labels → series (the same labels written differently are one series).
     by_labels: Vec<HashMap<Labels, u32>>,
     /// Distinct bucket key lists, the last used first.
@@ -289,6 +289,9 @@ impl Interner {
         list
     }
 }
+
+/// The labels text last met at one sample index of a family, and its series.
+type LastLabels = (Box<str>, u32);
 
 /// One line's families and samples as they are read.
 #[derive(Default)]
@@ -697,8 +700,6 @@ impl<'de> Visitor<'de> for TimestampVisitor {
         Ok(Timestamp::Bad("an object".to_string()))
     }
 }
-
-/// The `metrics` object: `{family: [sample…]}`, filtered as it is read.
 
 /// The `metrics` object: `{family: [sample…]}`, filtered as it is read, into the line's
 /// buffer.
