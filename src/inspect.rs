@@ -554,14 +554,14 @@ pub fn inspect_run(run: &Run) -> RunInspection {
             Some(_) => evidence.raw_scrapes += 1,
             None => evidence.untimed_captures += 1,
         }
-        for fam in &scrape.families {
-            let key = canonical_family(&fam.name);
+        for fam in scrape.families() {
+            let key = canonical_family(fam.name);
             ep.families.insert(key.clone());
-            if let Some(e) = engine_prefix(&fam.name) {
+            if let Some(e) = engine_prefix(fam.name) {
                 ep.engines.insert(e);
             }
             let acc = families.entry(key).or_default();
-            acc.spellings.insert(fam.name.clone());
+            acc.spellings.insert(fam.name.to_string());
             if acc.metric_type.is_none() {
                 acc.metric_type = fam.metric_type;
             }
@@ -588,7 +588,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
         if ep.sources.contains("json") || ep.sources.contains("csv") {
             continue;
         }
-        for fam in &s.families {
+        for fam in s.families() {
             add(&mut ep.series, fam.samples.len());
             match fam.metric_type {
                 Some(MetricType::Counter) => add(&mut ep.counter, fam.samples.len()),
@@ -598,7 +598,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
                 }
                 None => {}
             }
-            if let Some(acc) = families.get_mut(&canonical_family(&fam.name)) {
+            if let Some(acc) = families.get_mut(&canonical_family(fam.name)) {
                 add(&mut acc.series, fam.samples.len());
             }
         }

@@ -301,12 +301,11 @@ fn jsonl_counters_by_name_and_histogram_counts() {
     );
     let scrapes = jsonl(&ok).expect("reads");
     let fam = scrapes[0]
-        .families
-        .iter()
+        .families()
         .find(|f| f.name == "vllm:request_success")
         .expect("family");
     assert!(
-        matches!(fam.samples[0].value, SampleValue::Scalar { value } if value == 9_007_199_254_740_991.0)
+        matches!(*fam.samples.get(0).unwrap().value, SampleValue::Scalar { value } if value == 9_007_199_254_740_991.0)
     );
     // A sum is not a count; a `_total` family is a counter whatever its prefix.
     let (big_sum, _) = edit(&text, "\"sum\":", "32.456", 1, "1e300");

@@ -28,7 +28,7 @@ fn read(path: &Path) -> Scrape {
 
 /// Σ of a counter family's scalar samples, optionally only those with `label = value`.
 fn sum(s: &Scrape, family: &str, label: Option<(&str, &str)>) -> Option<f64> {
-    let f = s.families.iter().find(|f| f.name == family)?;
+    let f = s.families().find(|f| f.name == family)?;
     Some(
         f.samples
             .iter()
@@ -58,16 +58,15 @@ fn every_capture_reads() {
     for p in &files {
         let s = read(p);
         assert!(
-            s.families.len() > 20,
+            s.families().len() > 20,
             "{}: {} families",
             p.display(),
-            s.families.len()
+            s.families().len()
         );
         assert!(s
-            .families
-            .iter()
+            .families()
             .any(|f| f.metric_type == Some(MetricType::Counter)));
-        assert!(s.families.iter().all(|f| !f.name.ends_with("_created")));
+        assert!(s.families().all(|f| !f.name.ends_with("_created")));
     }
 }
 

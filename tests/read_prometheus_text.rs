@@ -1,4 +1,4 @@
-use kvledger::model::{MetricType, SampleValue, Scrape, ScrapeFamily};
+use kvledger::model::{FamilyView, MetricType, SampleValue, Scrape};
 use kvledger::read::prometheus_text::parse_prom_float;
 use kvledger::read::{read_prometheus_text, CaptureMeta, FamilyFilter};
 use kvledger::{ErrorCode, ReadError};
@@ -21,15 +21,14 @@ fn text(t: &str) -> Result<Scrape, ReadError> {
     read_bytes("t.prom", t.as_bytes(), &FamilyFilter::all())
 }
 
-fn family<'a>(s: &'a Scrape, name: &str) -> &'a ScrapeFamily {
-    s.families
-        .iter()
+fn family<'a>(s: &'a Scrape, name: &str) -> FamilyView<'a> {
+    s.families()
         .find(|f| f.name == name)
         .unwrap_or_else(|| panic!("family {name} missing"))
 }
 
 fn has_family(s: &Scrape, name: &str) -> bool {
-    s.families.iter().any(|f| f.name == name)
+    s.families().any(|f| f.name == name)
 }
 
 fn scalar(v: &SampleValue) -> f64 {
@@ -48,7 +47,7 @@ fn sum_where(s: &Scrape, name: &str, want: &[(&str, &str)]) -> f64 {
             want.iter()
                 .all(|(k, v)| x.labels.get(*k).map(String::as_str) == Some(*v))
         })
-        .map(|x| scalar(&x.value))
+        .map(|x| scalar(x.value))
         .sum()
 }
 
@@ -63,13 +62,13 @@ fn family_counts_match_prometheus_client_grouping() {
         ("prathmesh-agg_sglang_tp4-conc16.after.prom", 66),
     ] {
         let s = read_fixture(f);
-        assert_eq!(s.families.len(), n, "{f}");
+        assert_eq!(s.families().len(), n, "{f}");
         // Sorted by name, no `_total` counter names, no `_created`, no summaries.
-        let names: Vec<&str> = s.families.iter().map(|f| f.name.as_str()).collect();
+        let names: Vec<&str> = s.families().map(|f| f.name).collect();
         let mut sorted = names.clone();
         sorted.sort();
         assert_eq!(names, sorted, "{f}");
-        for fam in &s.families {
+        for fam in s.families() {
             assert!(!fam.name.ends_with("_created"), "{f}: {}", fam.name);
             if fam.metric_type == Some(MetricType::Counter) {
                 assert!(!fam.name.ends_with("_total"), "{f}: {}", fam.name);
@@ -123,7 +122,10 @@ fn vllm_invariants() {
         // Info gauge kept with its labels.
         let info = family(&s, "vllm:cache_config_info");
         assert_eq!(info.metric_type, Some(MetricType::Gauge));
-        assert_eq!(info.samples[0].labels["num_gpu_blocks"], "444200");
+        assert_eq!(
+            info.samples.get(0).unwrap().labels["num_gpu_blocks"],
+            "444200"
+        );
         // A histogram named `..._total` keeps the suffix.
         if has_family(&s, "vllm:iteration_tokens_total") {
             assert_eq!(
@@ -159,7 +161,7 @@ fn sglang_invariants() {
         assert!(family(&s, "sglang:cache_hit_rate")
             .samples
             .iter()
-            .all(|x| scalar(&x.value) == 0.0));
+            .all(|x| scalar(x.value) == 0.0));
     }
 }
 
@@ -181,7 +183,7 @@ fn sglang_excerpt_specials() {
     );
     // NaN gauge kept.
     let nan = family(&s, "sglang:fwd_occupancy");
-    assert!(scalar(&nan.samples[0].value).is_nan());
+    assert!(scalar(nan.samples.get(0).unwrap().value).is_nan());
     // A gauge with an `le` label: `le` stays a label, 11 series.
     let g = family(&s, "sglang:routing_key_running_req_count");
     assert_eq!(g.metric_type, Some(MetricType::Gauge));
@@ -190,26 +192,22 @@ fn sglang_excerpt_specials() {
         .samples
         .iter()
         .all(|x| x.labels.contains_key("le") && x.labels.contains_key("gt")));
-    assert_eq!(g.samples[10].labels["le"], "+Inf");
+    assert_eq!(g.samples.get(10).unwrap().labels["le"], "+Inf");
     // A histogram: buckets as printed, in file order, with sum and count.
     let h = family(&s, "sglang:queue_time_seconds");
     assert_eq!(h.metric_type, Some(MetricType::Histogram));
     assert_eq!(h.samples.len(), 1);
-    assert!(!h.samples[0].labels.contains_key("le"));
-    match &h.samples[0].value {
-        SampleValue::Histogram {
-            buckets,
-            sum,
-            count,
-        } => {
+    assert!(!h.samples.get(0).unwrap().labels.contains_key("le"));
+    match h.samples.get(0).unwrap().value {
+        SampleValue::Histogram(h) => {
+            let buckets: Vec<(&str, f64)> = h.buckets().collect();
             assert_eq!(buckets.len(), 41);
-            assert_eq!(buckets[0].le, "0.0");
-            assert_eq!(buckets[1].le, "0.001");
-            assert_eq!(buckets[1].count, 182.0);
-            assert_eq!(buckets[40].le, "+Inf");
-            assert_eq!(buckets[40].upper_bound(), Some(f64::INFINITY));
-            assert_eq!(*sum, Some(0.14237947700166842));
-            assert_eq!(*count, Some(214.0));
+            assert_eq!(buckets[0].0, "0.0");
+            assert_eq!(buckets[1], ("0.001", 182.0));
+            assert_eq!(buckets[40].0, "+Inf");
+            assert_eq!(parse_prom_float(buckets[40].0), Some(f64::INFINITY));
+            assert_eq!(h.sum, Some(0.14237947700166842));
+            assert_eq!(h.count, Some(214.0));
         }
         other => panic!("{other:?}"),
     }
@@ -225,7 +223,10 @@ fn gloria_zero_traffic() {
         );
     }
     let info = family(&s, "vllm:cache_config_info");
-    assert_eq!(info.samples[0].labels["enable_prefix_caching"], "True");
+    assert_eq!(
+        info.samples.get(0).unwrap().labels["enable_prefix_caching"],
+        "True"
+    );
     assert_eq!(
         sum_where(&s, "vllm:engine_sleep_state", &[("sleep_state", "awake")]),
         1.0
@@ -258,19 +259,25 @@ fn edge_cases() {
              m{a=\"q\\\"uote\",b=\"back\\\\slash\",c=\"new\\nline\",} 1.5e3\n";
     let s = text(t).unwrap();
     let f = family(&s, "m");
-    assert_eq!(f.help.as_deref(), Some("A \\ back\nslash é"));
-    let l = &f.samples[0].labels;
+    assert_eq!(f.help, Some("A \\ back\nslash é"));
+    let l = &f.samples.get(0).unwrap().labels;
     assert_eq!(l["a"], "q\"uote");
     assert_eq!(l["b"], "back\\slash");
     assert_eq!(l["c"], "new\nline");
-    assert_eq!(scalar(&f.samples[0].value), 1500.0);
+    assert_eq!(scalar(f.samples.get(0).unwrap().value), 1500.0);
 
     // Special values, whitespace tolerance, CRLF.
     let s = text("a +Inf\r\nb -Inf\r\n c   NaN  \r\nd{ x = \"1\" , y=\"2\" }\t7\r\n").unwrap();
-    assert_eq!(scalar(&family(&s, "a").samples[0].value), f64::INFINITY);
-    assert_eq!(scalar(&family(&s, "b").samples[0].value), f64::NEG_INFINITY);
-    assert!(scalar(&family(&s, "c").samples[0].value).is_nan());
-    assert_eq!(family(&s, "d").samples[0].labels["y"], "2");
+    assert_eq!(
+        scalar(family(&s, "a").samples.get(0).unwrap().value),
+        f64::INFINITY
+    );
+    assert_eq!(
+        scalar(family(&s, "b").samples.get(0).unwrap().value),
+        f64::NEG_INFINITY
+    );
+    assert!(scalar(family(&s, "c").samples.get(0).unwrap().value).is_nan());
+    assert_eq!(family(&s, "d").samples.get(0).unwrap().labels["y"], "2");
     // Untyped families keep their full names, type Unknown.
     let s = text("x_total 3\nx_total{a=\"1\"} 4\n").unwrap();
     let f = family(&s, "x_total");
@@ -281,7 +288,13 @@ fn edge_cases() {
     let s = text("# TYPE dynamo_frontend_requests counter\ndynamo_frontend_requests_total 5\n")
         .unwrap();
     assert_eq!(
-        scalar(&family(&s, "dynamo_frontend_requests").samples[0].value),
+        scalar(
+            family(&s, "dynamo_frontend_requests")
+                .samples
+                .get(0)
+                .unwrap()
+                .value
+        ),
         5.0
     );
 
@@ -292,14 +305,14 @@ fn edge_cases() {
          # TYPE proc_uptime_seconds gauge\nproc_uptime_seconds 5\n",
     )
     .unwrap();
-    let names: Vec<&str> = s.families.iter().map(|f| f.name.as_str()).collect();
+    let names: Vec<&str> = s.families().map(|f| f.name).collect();
     assert_eq!(names, ["c"]);
 
     // Duplicate label set: last wins.
     let s = text("# TYPE g gauge\ng{a=\"1\"} 1\ng{a=\"2\"} 2\ng{a=\"1\"} 3\n").unwrap();
     let f = family(&s, "g");
     assert_eq!(f.samples.len(), 2);
-    assert_eq!(scalar(&f.samples[0].value), 3.0);
+    assert_eq!(scalar(f.samples.get(0).unwrap().value), 3.0);
 
     // Timestamps: all samples timed → max × 10^6; some untimed → None.
     let s = text("a 1 1700000000000\nb 2 1700000000500\n").unwrap();
@@ -322,21 +335,17 @@ fn edge_cases() {
     .unwrap();
     let f = family(&s, "h");
     assert_eq!(f.samples.len(), 2);
-    match &f.samples[0].value {
-        SampleValue::Histogram {
-            buckets,
-            sum,
-            count,
-        } => {
-            let les: Vec<&str> = buckets.iter().map(|b| b.le.as_str()).collect();
+    match f.samples.get(0).unwrap().value {
+        SampleValue::Histogram(h) => {
+            let les: Vec<&str> = h.buckets().map(|b| b.0).collect();
             assert_eq!(les, ["1", "+Inf"]);
-            assert_eq!((*sum, *count), (Some(3.5), Some(2.0)));
+            assert_eq!((h.sum, h.count), (Some(3.5), Some(2.0)));
         }
         other => panic!("{other:?}"),
     }
     // Empty input: no families.
-    assert!(text("").unwrap().families.is_empty());
-    assert!(text("# just a comment\n\n").unwrap().families.is_empty());
+    assert!(text("").unwrap().groups.is_empty());
+    assert!(text("# just a comment\n\n").unwrap().groups.is_empty());
 }
 
 #[test]
@@ -361,19 +370,19 @@ fn filter_and_aliases() {
     let bytes = fixture("prathmesh-agg_vllm_tp4-conc16.after.prom");
     let f = FamilyFilter::only(["vllm:prompt_tokens_total", "vllm:gpu_prefix_cache_hits"]);
     let s = read_bytes("a.prom", &bytes, &f).unwrap();
-    let names: Vec<&str> = s.families.iter().map(|f| f.name.as_str()).collect();
+    let names: Vec<&str> = s.families().map(|f| f.name).collect();
     assert_eq!(names, ["vllm:prefix_cache_hits", "vllm:prompt_tokens"]);
     let p = FamilyFilter::only(["none"]).with_prefixes(["sglang:"]);
     let s = read_bytes("a.prom", &bytes, &p).unwrap();
-    assert!(s.families.is_empty());
+    assert!(s.groups.is_empty());
     let s = read_bytes(
         "b.prom",
         &fixture("prathmesh-agg_sglang_tp4-conc16.after.prom"),
         &p,
     )
     .unwrap();
-    assert!(!s.families.is_empty());
-    assert!(s.families.iter().all(|f| f.name.starts_with("sglang:")));
+    assert!(!s.groups.is_empty());
+    assert!(s.families().all(|f| f.name.starts_with("sglang:")));
 }
 
 fn err(t: &str) -> ReadError {

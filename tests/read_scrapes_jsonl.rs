@@ -1,6 +1,6 @@
 //! AIPerf raw-scrape `server_metrics_export.jsonl` reader.
 
-use kvledger::model::{Phase, SampleValue, Scrape, ScrapeFamily, ScrapeSet, ScrapeSource};
+use kvledger::model::{FamilyView, Phase, SampleValue, Scrape, ScrapeSet, ScrapeSource};
 use kvledger::read::scrape_jsonl::read_scrapes_jsonl;
 use kvledger::read::FamilyFilter;
 use kvledger::{ErrorCode, ReadError};
@@ -15,31 +15,22 @@ fn read(bytes: &[u8]) -> Result<ScrapeSet, ReadError> {
     read_scrapes_jsonl("t.jsonl", bytes, &FamilyFilter::all())
 }
 
-fn fam<'a>(s: &'a Scrape, name: &str) -> &'a ScrapeFamily {
-    s.families
-        .iter()
+fn fam<'a>(s: &'a Scrape, name: &str) -> FamilyView<'a> {
+    s.families()
         .find(|f| f.name == name)
         .unwrap_or_else(|| panic!("no family {name}"))
 }
 
-fn scalar(f: &ScrapeFamily, i: usize) -> f64 {
-    match f.samples[i].value {
+fn scalar(f: FamilyView<'_>, i: usize) -> f64 {
+    match *f.samples.get(i).unwrap().value {
         SampleValue::Scalar { value } => value,
         ref v => panic!("not scalar: {v:?}"),
     }
 }
 
-fn hist(f: &ScrapeFamily, i: usize) -> (Vec<(&str, f64)>, Option<f64>, Option<f64>) {
-    match &f.samples[i].value {
-        SampleValue::Histogram {
-            buckets,
-            sum,
-            count,
-        } => (
-            buckets.iter().map(|b| (b.le.as_str(), b.count)).collect(),
-            *sum,
-            *count,
-        ),
+fn hist(f: FamilyView<'_>, i: usize) -> (Vec<(&str, f64)>, Option<f64>, Option<f64>) {
+    match f.samples.get(i).unwrap().value {
+        SampleValue::Histogram(h) => (h.buckets().collect(), h.sum, h.count),
         v => panic!("not histogram: {v:?}"),
     }
 }
@@ -54,7 +45,7 @@ fn vllm_doc_record() {
     assert_eq!(s.endpoint_url, "http://localhost:8000/metrics");
     assert_eq!(s.timestamp_ns, Some(1763591215220757503));
     assert_eq!(s.phase, None);
-    let names: Vec<_> = s.families.iter().map(|f| f.name.as_str()).collect();
+    let names: Vec<_> = s.families().map(|f| f.name).collect();
     assert_eq!(
         names,
         [
@@ -64,10 +55,10 @@ fn vllm_doc_record() {
             "vllm:time_to_first_token_seconds"
         ]
     );
-    for f in &s.families {
+    for f in s.families() {
         assert_eq!(f.metric_type, None);
         assert_eq!(f.help, None);
-        assert!(f.samples[0].labels.is_empty());
+        assert!(f.samples.get(0).unwrap().labels.is_empty());
     }
     assert_eq!(scalar(fam(s, "vllm:num_requests_running"), 0), 12.0);
     assert_eq!(scalar(fam(s, "vllm:kv_cache_usage_perc"), 0), 0.72);
@@ -91,8 +82,14 @@ fn legacy_histogram_key() {
     assert_eq!(b.endpoint_url, "http://localhost:8000/metrics");
     assert_eq!(b.timestamp_ns, Some(1763591215220757503));
     let f = fam(a, "dynamo_component_requests");
-    assert_eq!(f.samples[0].labels["dynamo_component"], "prefill");
-    assert_eq!(f.samples[0].labels["model"], "openai/gpt-oss-20b");
+    assert_eq!(
+        f.samples.get(0).unwrap().labels["dynamo_component"],
+        "prefill"
+    );
+    assert_eq!(
+        f.samples.get(0).unwrap().labels["model"],
+        "openai/gpt-oss-20b"
+    );
     assert_eq!(scalar(f, 0), 360.0);
     assert_eq!(
         scalar(fam(a, "dynamo_component_nats_client_in_messages"), 0),
@@ -118,7 +115,11 @@ fn legacy_histogram_key() {
     assert_eq!(les, ["0", "0.0047", "0.1", "0.47", "1", "10", "+Inf"]);
     assert_eq!(sum, Some(765.15823571));
     assert_eq!(
-        fam(b, "dynamo_frontend_requests").samples[0].labels["status"],
+        fam(b, "dynamo_frontend_requests")
+            .samples
+            .get(0)
+            .unwrap()
+            .labels["status"],
         "success"
     );
 }
@@ -171,22 +172,29 @@ fn native_phases_and_nulls() {
             Some(Phase::Profiling)
         ]
     );
-    assert!(fam(&s[0], "vllm:prompt_tokens").samples[0]
+    assert!(fam(&s[0], "vllm:prompt_tokens")
+        .samples
+        .get(0)
+        .unwrap()
         .labels
         .is_empty());
     assert_eq!(
-        fam(&s[0], "vllm:prefix_cache_hits").samples[0].labels["engine"],
+        fam(&s[0], "vllm:prefix_cache_hits")
+            .samples
+            .get(0)
+            .unwrap()
+            .labels["engine"],
         "0"
     );
     let (b, sum, count) = hist(fam(&s[2], "vllm:e2e_request_latency_seconds"), 0);
     assert_eq!(b, [("1.0", 1.0), ("+Inf", 2.0)]);
     assert_eq!((sum, count), (None, None));
-    assert!(s[3].families.is_empty());
+    assert!(s[3].groups.is_empty());
     let f = fam(&s[4], "vllm:prompt_tokens");
     assert_eq!((scalar(f, 0), scalar(f, 1)), (30.5, 1000.0));
-    assert_eq!(f.samples[1].labels["engine"], "1");
+    assert_eq!(f.samples.get(1).unwrap().labels["engine"], "1");
     // The summary-only family is dropped, not an error.
-    assert!(s[4].families.iter().all(|f| f.name != "legacy_summary"));
+    assert!(s[4].families().all(|f| f.name != "legacy_summary"));
     assert_eq!(set.skipped_families, 0);
 }
 
@@ -198,14 +206,14 @@ fn filter_and_skipped_count() {
     assert_eq!(set.skipped_families, 3);
     assert_eq!(set.scrapes.len(), 5);
     for s in &set.scrapes {
-        assert!(s.families.iter().all(|f| f.name == "vllm:prompt_tokens"));
+        assert!(s.families().all(|f| f.name == "vllm:prompt_tokens"));
     }
     assert_eq!(scalar(fam(&set.scrapes[2], "vllm:prompt_tokens"), 0), 20.0);
     // A skipped family is not built, so a malformed sample inside it is not an error.
     let line = r#"{"endpoint_url":"u","timestamp_ns":5,"metrics":{"other":[{"nonsense":true}],"vllm:prompt_tokens":[{"value":1}]}}"#;
     let set = read_scrapes_jsonl("t", line.as_bytes(), &filter).unwrap();
     assert_eq!(set.skipped_families, 1);
-    assert_eq!(set.scrapes[0].families.len(), 1);
+    assert_eq!(set.scrapes[0].families().len(), 1);
 }
 
 fn err(text: &str) -> ReadError {
@@ -362,17 +370,13 @@ fn real_dynamo_frontend_record() {
     let s = &set.scrapes[0];
     assert_eq!(s.timestamp_ns, Some(1_763_591_215_220_757_503));
     assert_eq!(s.endpoint_url, "http://localhost:8000/metrics");
-    assert!(s
-        .families
-        .iter()
-        .all(|f| f.name.starts_with("dynamo_frontend_")));
+    assert!(s.families().all(|f| f.name.starts_with("dynamo_frontend_")));
     let ttft = s
-        .families
-        .iter()
+        .families()
         .find(|f| f.name == "dynamo_frontend_time_to_first_token_seconds")
         .expect("ttft");
     assert!(matches!(
-        &ttft.samples[0].value,
-        kvledger::model::SampleValue::Histogram { buckets, .. } if !buckets.is_empty()
+        &ttft.samples.get(0).unwrap().value,
+        kvledger::model::SampleValue::Histogram(h) if h.buckets().len() > 0
     ));
 }

@@ -51,11 +51,11 @@ fn scalar_sum(
     fam: &str,
     filter: &dyn Fn(&BTreeMap<String, String>) -> bool,
 ) -> Option<f64> {
-    let f = s.families.iter().find(|f| f.name == fam)?;
+    let f = s.families().find(|f| f.name == fam)?;
     let mut t = 0.0;
     for smp in &f.samples {
-        if let SampleValue::Scalar { value } = smp.value {
-            if filter(&smp.labels) {
+        if let SampleValue::Scalar { value } = *smp.value {
+            if filter(smp.labels) {
                 t += value;
             }
         }
@@ -155,12 +155,15 @@ fn check_invariants(dir: &Path, run: &kvledger::read::Run) {
     let mut last: BTreeMap<(String, String, String), f64> = BTreeMap::new();
     let mut last_p: BTreeMap<String, (f64, f64)> = BTreeMap::new();
     for s in &run.scrapes {
-        for f in s.families.iter().filter(|f| counters.contains(&f.name)) {
+        for f in s
+            .families()
+            .filter(|f| counters.iter().any(|c| c == f.name))
+        {
             for smp in &f.samples {
-                if let SampleValue::Scalar { value } = smp.value {
+                if let SampleValue::Scalar { value } = *smp.value {
                     let k = (
                         s.endpoint_url.clone(),
-                        f.name.clone(),
+                        f.name.to_string(),
                         format!("{:?}", smp.labels),
                     );
                     if let Some(prev) = last.insert(k.clone(), value) {

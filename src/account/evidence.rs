@@ -5,11 +5,11 @@
 
 use super::verdict::{Reason, ReasonCode};
 use crate::model::{
-    Family, Labels, MetricType, SampleValue, ServerMetricsExport, Stats, Timeslice,
+    Family, Labels, MetricType, SampleValue, Scrape, ServerMetricsExport, Stats, Timeslice,
 };
 use crate::read::names::canonical_family;
 use crate::read::Run;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One slice of a counter: its stated bounds and its mass.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -214,17 +214,6 @@ impl Evidence {
             }
         }
     }
-
-    /// An untimed capture shows which families and label sets exist (roles, engine), not
-    /// when values held: it bounds nothing.
-    fn add_untimed(&mut self, scrape: &crate::model::Scrape) {
-        for fam in &scrape.families {
-            self.note_family(&scrape.endpoint_url, &fam.name, fam.metric_type);
-            for sample in &fam.samples {
-                self.note_labels(&scrape.endpoint_url, &sample.labels);
-            }
-        }
-    }
 }
 
 /// Collect the evidence of a run. The JSON export is preferred; the CSV (the same stats,
@@ -240,45 +229,7 @@ pub fn collect(run: &Run) -> Evidence {
     } else if let Some(c) = &run.server_csv {
         ev.add_export(c, "csv");
     }
-    for scrape in &run.scrapes {
-        ev.endpoints.insert(scrape.endpoint_url.clone());
-        let Some(t) = scrape.timestamp_ns else {
-            ev.add_untimed(scrape);
-            continue;
-        };
-        for fam in &scrape.families {
-            ev.note_family(&scrape.endpoint_url, &fam.name, fam.metric_type);
-            for sample in &fam.samples {
-                ev.note_labels(&scrape.endpoint_url, &sample.labels);
-                let key = SeriesKey {
-                    endpoint_url: scrape.endpoint_url.clone(),
-                    spelling: fam.name.clone(),
-                    labels: sample.labels.clone(),
-                };
-                match &sample.value {
-                    SampleValue::Scalar { value } if fam.name == PROCESS_START => {
-                        ev.process_start_samples
-                            .entry(scrape.endpoint_url.clone())
-                            .or_default()
-                            .push((t, *value));
-                    }
-                    SampleValue::Scalar { value } => {
-                        let is_gauge = matches!(fam.metric_type, Some(MetricType::Gauge));
-                        if is_gauge {
-                            let g = ev.gauges.entry(key).or_insert((None, None));
-                            g.1 = Some(g.1.map_or(*value, |m: f64| m.max(*value)));
-                            g.0 = g.0.or(Some(*value));
-                        } else {
-                            ev.series.entry(key).or_default().samples.push((t, *value));
-                        }
-                    }
-                    SampleValue::Histogram { sum, count, .. } => {
-                        ev.histograms.insert(key, (*count, *sum));
-                    }
-                }
-            }
-        }
-    }
+    add_scrapes(&mut ev, &run.scrapes);
     // A labelled Prometheus counter is created on its first increment: a scrape of the
     // endpoint that does not carry the series yet saw it at 0.
     let mut scrape_times: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
@@ -379,4 +330,145 @@ fn dedup_samples(e: &mut SeriesEvidence) {
         }
     }
     e.samples = dedup;
+}
+
+/// What the raw samples of one series say (a series of one file's table on one endpoint):
+/// gathered sample by sample, keyed by labels once at the end.
+#[derive(Default)]
+struct SeriesIntake {
+    /// Counter and untyped values (epoch ns, value).
+    samples: Vec<(u64, f64)>,
+    /// A gauge's first value and its largest.
+    gauge: Option<(f64, f64)>,
+    /// The last histogram (count, sum), with the index of its scrape.
+    histogram: Option<(usize, Option<f64>, Option<f64>)>,
+}
+
+/// Where one intake belongs: its scrape's table, endpoint and series.
+struct IntakeOf<'r> {
+    scrape: &'r Scrape,
+    series: u32,
+}
+
+/// What has been seen of one file's table on one endpoint: intakes by series, families
+/// noted (both indexed by the table's own indices).
+#[derive(Default)]
+struct Seen {
+    intakes: Vec<Option<usize>>,
+    families: Vec<bool>,
+}
+
+/// Take in the raw scrapes. A series repeats in every scrape, so its key (endpoint, family,
+/// labels) is built once per series of each file, not per sample; families and label sets
+/// are noted on first sight (noting them again changes nothing).
+fn add_scrapes(ev: &mut Evidence, scrapes: &[Scrape]) {
+    // (table, endpoint) → what has been seen of it.
+    let mut seen: HashMap<(usize, &str), Seen> = HashMap::new();
+    let mut intakes: Vec<(IntakeOf<'_>, SeriesIntake)> = Vec::new();
+    for (n, scrape) in scrapes.iter().enumerate() {
+        let url = scrape.endpoint_url.as_str();
+        if !ev.endpoints.contains(url) {
+            ev.endpoints.insert(url.to_string());
+        }
+        let table = std::sync::Arc::as_ptr(&scrape.table) as usize;
+        let seen = seen.entry((table, url)).or_insert_with(|| Seen {
+            intakes: vec![None; scrape.table.series.len()],
+            families: vec![false; scrape.table.families.len()],
+        });
+        for (group, fam) in scrape.groups.iter().zip(scrape.families()) {
+            if let Some(noted) = seen.families.get_mut(group.family as usize) {
+                if !*noted {
+                    *noted = true;
+                    ev.note_family(url, fam.name, fam.metric_type);
+                }
+            }
+            for sample in fam.samples.iter() {
+                let Some(slot) = seen.intakes.get_mut(sample.series as usize) else {
+                    continue;
+                };
+                let at = *slot.get_or_insert_with(|| {
+                    ev.note_labels(url, sample.labels);
+                    intakes.push((
+                        IntakeOf {
+                            scrape,
+                            series: sample.series,
+                        },
+                        SeriesIntake::default(),
+                    ));
+                    intakes.len() - 1
+                });
+                let Some(t) = scrape.timestamp_ns else {
+                    // An untimed capture shows which families and label sets exist (roles,
+                    // engine), not when values held: it bounds nothing.
+                    continue;
+                };
+                let Some((_, intake)) = intakes.get_mut(at) else {
+                    continue;
+                };
+                match sample.value {
+                    SampleValue::Scalar { value } if fam.name == PROCESS_START => {
+                        match ev.process_start_samples.get_mut(url) {
+                            Some(v) => v.push((t, *value)),
+                            None => {
+                                ev.process_start_samples
+                                    .insert(url.to_string(), vec![(t, *value)]);
+                            }
+                        }
+                    }
+                    SampleValue::Scalar { value } => {
+                        if fam.metric_type == Some(MetricType::Gauge) {
+                            let g = intake.gauge.get_or_insert((*value, *value));
+                            g.1 = g.1.max(*value);
+                        } else {
+                            intake.samples.push((t, *value));
+                        }
+                    }
+                    SampleValue::Histogram(h) => {
+                        intake.histogram = Some((n, h.count, h.sum));
+                    }
+                }
+            }
+        }
+    }
+    key_intakes(ev, intakes);
+}
+
+/// Key each series' intake by (endpoint, family spelling, labels) and merge it into the
+/// evidence, in order of first sight (a gauge keeps the first value seen, a histogram the
+/// last scrape's).
+fn key_intakes(ev: &mut Evidence, intakes: Vec<(IntakeOf<'_>, SeriesIntake)>) {
+    let mut last_histogram: BTreeMap<SeriesKey, usize> = BTreeMap::new();
+    for (of, intake) in intakes {
+        let table = &of.scrape.table;
+        let Some(series) = table.series.get(of.series as usize) else {
+            continue;
+        };
+        let Some(family) = table.families.get(series.family as usize) else {
+            continue;
+        };
+        let key = SeriesKey {
+            endpoint_url: of.scrape.endpoint_url.clone(),
+            spelling: family.name.clone(),
+            labels: series.labels.clone(),
+        };
+        if let Some((first, max)) = intake.gauge {
+            let g = ev.gauges.entry(key.clone()).or_insert((None, None));
+            g.1 = Some(g.1.map_or(max, |m: f64| m.max(max)));
+            g.0 = g.0.or(Some(first));
+        }
+        if let Some((n, count, sum)) = intake.histogram {
+            let later = last_histogram.get(&key).is_none_or(|m| *m < n);
+            if later {
+                last_histogram.insert(key.clone(), n);
+                ev.histograms.insert(key.clone(), (count, sum));
+            }
+        }
+        if !intake.samples.is_empty() {
+            ev.series
+                .entry(key)
+                .or_default()
+                .samples
+                .extend(intake.samples);
+        }
+    }
 }

@@ -9,7 +9,8 @@ pub mod server_metrics;
 pub use launch::{LaunchFacts, Role};
 pub use profile::{Phase, ProfileEra, ProfileExport, RecordError, RequestRecord, RunSummary};
 pub use scrape::{
-    Sample, SampleValue, Scrape, ScrapeFamily, ScrapeSet, ScrapeSource, UntypedLarge,
+    FamilyGroup, FamilyMeta, FamilyView, Histogram, SampleValue, SampleView, Samples, Scrape,
+    ScrapeSample, ScrapeSet, ScrapeSource, SeriesMeta, SeriesTable, UntypedLarge,
 };
 pub use server_metrics::{
     Bucket, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats, HistogramStats,

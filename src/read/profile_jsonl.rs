@@ -28,6 +28,7 @@ use crate::error::{json_message, json_path, ErrorCode, ReadError};
 use crate::model::{Phase, ProfileEra, ProfileExport, RecordError, RequestRecord};
 use crate::read::count;
 use crate::read::locate::{in_line, serde_in_line, Seg};
+use crate::read::push::{drive, Lines, PushReader};
 use serde::Deserialize;
 use serde_json::{Number, Value};
 
@@ -98,6 +99,10 @@ struct ErrorDe {
 
 /// True when the JSON text holds a `null` literal outside strings.
 fn has_explicit_null(line: &[u8]) -> bool {
+    // Most lines hold no `null` at all: a plain search rules them out faster than the scan.
+    if !line.windows(4).any(|w| w == b"null") {
+        return false;
+    }
     let mut in_str = false;
     let mut escaped = false;
     let mut i = 0;
@@ -218,27 +223,64 @@ fn parse_phase(at: &At<'_>, key: &str, s: &Option<String>) -> Result<Option<Phas
     }
 }
 
+/// Parse one line. The fast path reads it without tracking the JSON path; only a line that
+/// fails is parsed again with tracking, so its error names the path (the result is the same).
+fn parse_record(
+    file: &str,
+    line_no: usize,
+    bytes: &[u8],
+    terminated: bool,
+) -> Result<LineDe, ReadError> {
+    // Bytes after the record are not looked at (nor were they when every line was tracked).
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    match LineDe::deserialize(&mut de) {
+        Ok(parsed) => Ok(parsed),
+        Err(_) => Err(record_error(file, line_no, bytes, terminated)),
+    }
+}
+
+/// The error of a line that does not parse, with its JSON path. The line is parsed as it is
+/// in the file, with its `\n` when it has one (serde_json places an end-of-input error after
+/// it).
+#[cold]
+fn record_error(file: &str, line_no: usize, bytes: &[u8], terminated: bool) -> ReadError {
+    let mut text = bytes.to_vec();
+    if terminated {
+        text.push(b'\n');
+    }
+    let de = &mut serde_json::Deserializer::from_slice(&text);
+    match serde_path_to_error::deserialize::<_, LineDe>(de) {
+        Ok(_) => ReadError::new(
+            ErrorCode::ProfileRecord,
+            file,
+            crate::error::Position::line(line_no),
+            "not a request record",
+        ),
+        Err(e) => {
+            let mut pos = serde_in_line(&text, line_no, e.inner());
+            pos.json_path = json_path(e.path());
+            ReadError::new(
+                ErrorCode::ProfileRecord,
+                file,
+                pos,
+                format!("not a request record: {}", json_message(e.inner())),
+            )
+        }
+    }
+}
+
 fn read_line(
     file: &str,
     line_no: usize,
     bytes: &[u8],
+    terminated: bool,
 ) -> Result<(RequestRecord, ProfileEra), ReadError> {
     let at = At {
         file,
         line_no,
         bytes,
     };
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    let parsed: LineDe = serde_path_to_error::deserialize(de).map_err(|e| {
-        let mut pos = serde_in_line(bytes, line_no, e.inner());
-        pos.json_path = json_path(e.path());
-        ReadError::new(
-            ErrorCode::ProfileRecord,
-            file,
-            pos,
-            format!("not a request record: {}", json_message(e.inner())),
-        )
-    })?;
+    let parsed = parse_record(file, line_no, bytes, terminated)?;
     let legacy = parsed
         .metadata
         .as_ref()
@@ -317,43 +359,71 @@ fn read_line(
     Ok((record, era))
 }
 
-/// Read a whole `profile_export.jsonl`, line by line.
-pub fn read_profile_jsonl<R: std::io::BufRead>(
-    file: &str,
-    mut reader: R,
-) -> Result<ProfileExport, ReadError> {
-    let mut buf = Vec::new();
-    let mut line_no = 0usize;
-    let mut records = Vec::new();
-    let mut era: Option<ProfileEra> = None;
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| ReadError::whole(ErrorCode::Io, file, format!("cannot read: {e}")))?;
-        if n == 0 {
-            break;
+/// Reads `profile_export.jsonl` pushed in chunks (see [`PushReader`]).
+pub struct ProfileJsonlReader {
+    file: String,
+    lines: Lines,
+    records: Vec<RequestRecord>,
+    era: Option<ProfileEra>,
+}
+
+impl ProfileJsonlReader {
+    pub fn new(file: &str) -> Self {
+        ProfileJsonlReader {
+            file: file.to_string(),
+            lines: Lines::new(),
+            records: Vec::new(),
+            era: None,
         }
-        line_no += 1;
-        let mut bytes: &[u8] = &buf;
+    }
+
+    /// Take one line (`terminated` when it ended in `\n`).
+    fn take(&mut self, line: &[u8], line_no: u64, terminated: bool) -> Result<(), ReadError> {
+        let line_no = usize::try_from(line_no).unwrap_or(usize::MAX);
+        let mut bytes = line;
         if line_no == 1 {
             bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
         }
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            continue;
+            return Ok(());
         }
-        let (record, line_era) = read_line(file, line_no, bytes)?;
-        era = Some(match era {
+        let (record, line_era) = read_line(&self.file, line_no, bytes, terminated)?;
+        self.era = Some(match self.era {
             None => line_era,
             Some(e) if e == line_era => e,
             Some(_) => ProfileEra::Mixed,
         });
-        records.push(record);
+        self.records.push(record);
+        Ok(())
     }
-    Ok(ProfileExport {
-        era: era.unwrap_or(ProfileEra::Empty),
-        records,
-    })
+}
+
+impl PushReader for ProfileJsonlReader {
+    type Output = ProfileExport;
+
+    fn push(&mut self, chunk: &[u8]) -> Result<(), ReadError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        let r = lines.push(chunk, |line, n| self.take(line, n, true));
+        self.lines = lines;
+        r
+    }
+
+    fn finish(mut self) -> Result<ProfileExport, ReadError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.finish(|line, n| self.take(line, n, false))?;
+        Ok(ProfileExport {
+            era: self.era.unwrap_or(ProfileEra::Empty),
+            records: self.records,
+        })
+    }
+}
+
+/// Read a whole `profile_export.jsonl`, line by line.
+pub fn read_profile_jsonl<R: std::io::Read>(
+    file: &str,
+    reader: R,
+) -> Result<ProfileExport, ReadError> {
+    drive(file, ProfileJsonlReader::new(file), reader)
 }
 
 #[cfg(test)]

@@ -34,12 +34,15 @@
 
 use crate::error::{ErrorCode, Position, ReadError};
 use crate::model::{
-    Bucket, Labels, MetricType, Sample, SampleValue, Scrape, ScrapeFamily, UntypedLarge,
+    Bucket, FamilyGroup, FamilyMeta, Histogram, Labels, MetricType, SampleValue, Scrape,
+    ScrapeSample, SeriesMeta, SeriesTable, UntypedLarge,
 };
 use crate::read::count;
 use crate::read::names::counter_by_name;
+use crate::read::push::{drive, Lines, PushReader};
 use crate::read::{CaptureMeta, FamilyFilter};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Parse a Prometheus sample value (or a bucket `le` key): decimal and exponent notation,
 /// `NaN`, `+Inf`, `-Inf`, `Inf` (case-insensitive, as Go's `ParseFloat` accepts them).
@@ -151,7 +154,7 @@ struct FamilyAcc {
     metric_type: MetricType,
     help: Option<String>,
     /// Scalars by label set (last wins), in first-seen order via `order`.
-    values: BTreeMap<Labels, SampleValue>,
+    values: BTreeMap<Labels, AccValue>,
     order: Vec<Labels>,
 }
 
@@ -165,7 +168,7 @@ impl FamilyAcc {
         }
     }
 
-    fn slot(&mut self, labels: Labels, init: SampleValue) -> &mut SampleValue {
+    fn slot(&mut self, labels: Labels, init: AccValue) -> &mut AccValue {
         if !self.values.contains_key(&labels) {
             self.order.push(labels.clone());
         }
@@ -173,8 +176,42 @@ impl FamilyAcc {
     }
 }
 
-fn empty_histogram() -> SampleValue {
-    SampleValue::Histogram {
+/// A sample's value while the capture is read (a histogram's buckets arrive line by line).
+enum AccValue {
+    Scalar {
+        value: f64,
+    },
+    Histogram {
+        buckets: Vec<Bucket>,
+        sum: Option<f64>,
+        count: Option<f64>,
+    },
+}
+
+impl AccValue {
+    fn into_value(self) -> SampleValue {
+        match self {
+            AccValue::Scalar { value } => SampleValue::Scalar { value },
+            AccValue::Histogram {
+                buckets,
+                sum,
+                count,
+            } => {
+                let counts = buckets.iter().map(|b| b.count).collect();
+                let les = buckets.into_iter().map(|b| b.le).collect();
+                SampleValue::Histogram(Box::new(Histogram {
+                    les,
+                    counts,
+                    sum,
+                    count,
+                }))
+            }
+        }
+    }
+}
+
+fn empty_histogram() -> AccValue {
+    AccValue::Histogram {
         buckets: Vec::new(),
         sum: None,
         count: None,
@@ -454,35 +491,44 @@ fn base_name(file: &str) -> &str {
     file.rsplit(['/', '\\']).next().unwrap_or(file)
 }
 
-/// Read one Prometheus text capture.
-pub fn read_prometheus_text<R: std::io::BufRead>(
-    file: &str,
-    mut reader: R,
-    capture: &CaptureMeta,
-    filter: &FamilyFilter,
-) -> Result<Scrape, ReadError> {
-    let mut families: BTreeMap<String, FamilyAcc> = BTreeMap::new();
-    let mut open: Option<Open> = None;
-    // Whether the open family is kept (wanted and not dropped); cached per family.
-    let mut open_keep = false;
-    let mut buf = Vec::new();
-    let mut line_no = 0usize;
-    let mut kept_samples = 0usize;
-    let mut timed_samples = 0usize;
-    let mut max_ts: Option<i64> = None;
-    let mut untyped_large: Vec<UntypedLarge> = Vec::new();
+/// Reads one Prometheus text capture pushed in chunks (see [`PushReader`]).
+pub struct PrometheusTextReader {
+    file: String,
+    capture: CaptureMeta,
+    filter: FamilyFilter,
+    lines: Lines,
+    families: BTreeMap<String, FamilyAcc>,
+    open: Option<Open>,
+    /// Whether the open family is kept (wanted and not dropped); cached per family.
+    open_keep: bool,
+    kept_samples: usize,
+    timed_samples: usize,
+    max_ts: Option<i64>,
+    untyped_large: Vec<UntypedLarge>,
+}
 
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| ReadError::whole(ErrorCode::Io, file, format!("cannot read: {e}")))?;
-        if n == 0 {
-            break;
+impl PrometheusTextReader {
+    pub fn new(file: &str, capture: &CaptureMeta, filter: &FamilyFilter) -> Self {
+        PrometheusTextReader {
+            file: file.to_string(),
+            capture: capture.clone(),
+            filter: filter.clone(),
+            lines: Lines::new(),
+            families: BTreeMap::new(),
+            open: None,
+            open_keep: false,
+            kept_samples: 0,
+            timed_samples: 0,
+            max_ts: None,
+            untyped_large: Vec::new(),
         }
-        line_no += 1;
-        let ctx = Ctx { file, line_no };
-        let line = std::str::from_utf8(&buf).map_err(|e| {
+    }
+
+    /// Take one line (without its `\n`).
+    fn take(&mut self, raw: &[u8], line_no: u64) -> Result<(), ReadError> {
+        let line_no = usize::try_from(line_no).unwrap_or(usize::MAX);
+        let file = self.file.as_str();
+        let line = std::str::from_utf8(raw).map_err(|e| {
             ReadError::new(
                 ErrorCode::NotUtf8,
                 file,
@@ -493,7 +539,6 @@ pub fn read_prometheus_text<R: std::io::BufRead>(
                 ),
             )
         })?;
-        let line = line.strip_suffix('\n').unwrap_or(line);
         let line = line.strip_suffix('\r').unwrap_or(line);
         let line = if line_no == 1 {
             line.strip_prefix('\u{feff}').unwrap_or(line)
@@ -502,62 +547,91 @@ pub fn read_prometheus_text<R: std::io::BufRead>(
         };
         let trimmed = line.trim_start_matches([' ', '\t']);
         if trimmed.trim_end().is_empty() {
-            continue;
+            return Ok(());
         }
-        if let Some(comment) = trimmed.strip_prefix('#') {
-            let comment = comment.trim_start_matches([' ', '\t']);
-            let (kw, rest) = split_word(comment);
-            if kw != "HELP" && kw != "TYPE" {
-                continue;
-            }
-            let (name, rest) = split_word(rest);
-            if name.is_empty() {
-                // `# HELP` with nothing after it: an ordinary comment for prometheus_client.
-                continue;
-            }
-            let name_ok =
-                name.bytes().next().is_some_and(is_name_start) && name.bytes().all(is_name_char);
-            if !name_ok {
-                let col = line.len() - trimmed.len() + (trimmed.len() - comment.len());
-                return Err(ctx.err_at(line, col, format!("bad metric name `{name}` in # {kw}")));
-            }
-            let same = open.as_ref().is_some_and(|o| o.raw == name);
-            if !same {
-                open = Some(Open {
-                    raw: name.to_string(),
-                    typ: DeclType::Untyped,
-                    help: None,
-                });
-            }
-            if let Some(o) = open.as_mut() {
-                if kw == "HELP" {
-                    o.help = Some(unescape_help(rest));
-                } else {
-                    let t = rest.trim();
-                    o.typ = match t.to_ascii_lowercase().as_str() {
-                        "counter" => DeclType::Counter,
-                        "gauge" => DeclType::Gauge,
-                        "histogram" => DeclType::Histogram,
-                        "summary" => DeclType::Summary,
-                        "untyped" | "unknown" => DeclType::Untyped,
-                        _ => {
-                            let col = line.len() - rest.trim_start().len();
-                            return Err(ctx.err_at(
-                                line,
-                                col,
-                                format!("unknown TYPE `{t}` for `{name}` (counter, gauge, histogram, summary or untyped expected)"),
-                            ));
-                        }
-                    };
-                }
-                let fname = o.final_name();
-                open_keep =
-                    o.typ != DeclType::Summary && !dropped_family(&fname) && filter.wants(&fname);
-            }
-            continue;
+        match trimmed.strip_prefix('#') {
+            Some(comment) => self.take_comment(line_no, line, trimmed, comment),
+            None => self.take_sample(line_no, line),
         }
+    }
 
-        // A sample line: decide its family from the name before building anything.
+    /// A `# HELP` / `# TYPE` line opens (or describes) a family; other comments are skipped.
+    fn take_comment(
+        &mut self,
+        line_no: usize,
+        line: &str,
+        trimmed: &str,
+        comment: &str,
+    ) -> Result<(), ReadError> {
+        let ctx = &Ctx {
+            file: &self.file,
+            line_no,
+        };
+        let filter = &self.filter;
+        let open = &mut self.open;
+        let open_keep = &mut self.open_keep;
+        let comment = comment.trim_start_matches([' ', '\t']);
+        let (kw, rest) = split_word(comment);
+        if kw != "HELP" && kw != "TYPE" {
+            return Ok(());
+        }
+        let (name, rest) = split_word(rest);
+        if name.is_empty() {
+            // `# HELP` with nothing after it: an ordinary comment for prometheus_client.
+            return Ok(());
+        }
+        let name_ok =
+            name.bytes().next().is_some_and(is_name_start) && name.bytes().all(is_name_char);
+        if !name_ok {
+            let col = line.len() - trimmed.len() + (trimmed.len() - comment.len());
+            return Err(ctx.err_at(line, col, format!("bad metric name `{name}` in # {kw}")));
+        }
+        let same = open.as_ref().is_some_and(|o| o.raw == name);
+        if !same {
+            *open = Some(Open {
+                raw: name.to_string(),
+                typ: DeclType::Untyped,
+                help: None,
+            });
+        }
+        if let Some(o) = open.as_mut() {
+            if kw == "HELP" {
+                o.help = Some(unescape_help(rest));
+            } else {
+                let t = rest.trim();
+                o.typ = match t.to_ascii_lowercase().as_str() {
+                    "counter" => DeclType::Counter,
+                    "gauge" => DeclType::Gauge,
+                    "histogram" => DeclType::Histogram,
+                    "summary" => DeclType::Summary,
+                    "untyped" | "unknown" => DeclType::Untyped,
+                    _ => {
+                        let col = line.len() - rest.trim_start().len();
+                        return Err(ctx.err_at(
+                        line,
+                        col,
+                        format!("unknown TYPE `{t}` for `{name}` (counter, gauge, histogram, summary or untyped expected)"),
+                    ));
+                    }
+                };
+            }
+            let fname = o.final_name();
+            *open_keep =
+                o.typ != DeclType::Summary && !dropped_family(&fname) && filter.wants(&fname);
+        }
+        Ok(())
+    }
+
+    /// A sample line: its family is decided from the name before anything is built.
+    fn take_sample(&mut self, line_no: usize, line: &str) -> Result<(), ReadError> {
+        let ctx = &Ctx {
+            file: &self.file,
+            line_no,
+        };
+        let filter = &self.filter;
+        let families = &mut self.families;
+        let open = &mut self.open;
+        let open_keep = &mut self.open_keep;
         let bytes = line.as_bytes();
         let ns = skip_ws(bytes, 0);
         let mut ne = ns;
@@ -567,11 +641,11 @@ pub fn read_prometheus_text<R: std::io::BufRead>(
         let sname = line.get(ns..ne).unwrap_or("");
         let role = open.as_ref().and_then(|o| o.role(sname));
         let (fam_name, keep, role, decl) = match (role, open.as_ref()) {
-            (Some(r), Some(o)) => (o.final_name(), open_keep, r, o.typ),
+            (Some(r), Some(o)) => (o.final_name(), *open_keep, r, o.typ),
             _ => {
                 // Not part of the open family: an untyped family of its own.
-                open = None;
-                open_keep = false;
+                *open = None;
+                *open_keep = false;
                 let keep = !dropped_family(sname) && filter.wants(sname);
                 (
                     sname.to_string(),
@@ -582,19 +656,19 @@ pub fn read_prometheus_text<R: std::io::BufRead>(
             }
         };
         let keep = keep && role != SampleRole::Created;
-        let sample = parse_sample(&ctx, line, keep)?;
-        if let Some(large) = check_count(&ctx, line, &fam_name, decl, role, &sample)? {
+        let sample = parse_sample(ctx, line, keep)?;
+        if let Some(large) = check_count(ctx, line, &fam_name, decl, role, &sample)? {
             if keep {
-                untyped_large.push(large);
+                self.untyped_large.push(large);
             }
         }
         if !keep {
-            continue;
+            return Ok(());
         }
-        kept_samples += 1;
+        self.kept_samples += 1;
         if let Some(ts) = sample.timestamp_ms {
-            timed_samples += 1;
-            max_ts = Some(max_ts.map_or(ts, |m| m.max(ts)));
+            self.timed_samples += 1;
+            self.max_ts = Some(self.max_ts.map_or(ts, |m| m.max(ts)));
         }
         let metric_type = match decl {
             DeclType::Counter => MetricType::Counter,
@@ -621,7 +695,7 @@ pub fn read_prometheus_text<R: std::io::BufRead>(
         }
         match role {
             SampleRole::Value | SampleRole::Created => {
-                *acc.slot(labels, SampleValue::Scalar { value: 0.0 }) = SampleValue::Scalar {
+                *acc.slot(labels, AccValue::Scalar { value: 0.0 }) = AccValue::Scalar {
                     value: sample.value,
                 };
             }
@@ -634,10 +708,10 @@ pub fn read_prometheus_text<R: std::io::BufRead>(
                     ));
                 }
                 let slot = acc.slot(labels, empty_histogram());
-                if !matches!(slot, SampleValue::Histogram { .. }) {
+                if !matches!(slot, AccValue::Histogram { .. }) {
                     *slot = empty_histogram();
                 }
-                if let SampleValue::Histogram {
+                if let AccValue::Histogram {
                     buckets,
                     sum,
                     count,
@@ -661,47 +735,98 @@ pub fn read_prometheus_text<R: std::io::BufRead>(
                 }
             }
         }
+        Ok(())
     }
 
-    let timestamp_ns = match capture.timestamp_ns {
-        Some(t) => Some(t),
-        None if kept_samples > 0 && timed_samples == kept_samples => max_ts
-            .and_then(|ms| u64::try_from(ms).ok())
-            .and_then(|ms| ms.checked_mul(1_000_000)),
-        None => None,
-    };
-    let endpoint_url = capture
-        .endpoint_url
-        .clone()
-        .unwrap_or_else(|| format!("capture:{}", base_name(file)));
-    let families = families
-        .into_iter()
-        .map(|(name, mut acc)| {
-            let samples = acc
-                .order
-                .iter()
-                .filter_map(|l| {
-                    acc.values.remove(l).map(|value| Sample {
-                        labels: l.clone(),
-                        value,
-                    })
-                })
-                .collect();
-            ScrapeFamily {
-                name,
-                metric_type: Some(acc.metric_type),
-                help: acc.help,
-                samples,
+    /// The capture has ended: its scrape.
+    fn into_scrape(self) -> Scrape {
+        let timestamp_ns = match self.capture.timestamp_ns {
+            Some(t) => Some(t),
+            None if self.kept_samples > 0 && self.timed_samples == self.kept_samples => self
+                .max_ts
+                .and_then(|ms| u64::try_from(ms).ok())
+                .and_then(|ms| ms.checked_mul(1_000_000)),
+            None => None,
+        };
+        let endpoint_url = self
+            .capture
+            .endpoint_url
+            .clone()
+            .unwrap_or_else(|| format!("capture:{}", base_name(&self.file)));
+        let (table, groups, samples) = flatten(self.families);
+        Scrape {
+            endpoint_url,
+            timestamp_ns,
+            phase: None,
+            table: Arc::new(table),
+            groups,
+            samples,
+            untyped_large: self.untyped_large,
+        }
+    }
+}
+
+/// The capture's families (sorted by name), each series once, samples in first-seen order.
+fn flatten(
+    families: BTreeMap<String, FamilyAcc>,
+) -> (SeriesTable, Vec<FamilyGroup>, Vec<ScrapeSample>) {
+    let mut table = SeriesTable::default();
+    let mut groups = Vec::with_capacity(families.len());
+    let mut samples = Vec::new();
+    for (name, mut acc) in families {
+        let family = u32::try_from(table.families.len()).unwrap_or(u32::MAX);
+        table.families.push(FamilyMeta {
+            name,
+            metric_type: Some(acc.metric_type),
+            help: acc.help,
+        });
+        for labels in acc.order {
+            if let Some(value) = acc.values.remove(&labels) {
+                let series = u32::try_from(table.series.len()).unwrap_or(u32::MAX);
+                table.series.push(SeriesMeta { family, labels });
+                samples.push(ScrapeSample {
+                    series,
+                    value: value.into_value(),
+                });
             }
-        })
-        .collect();
-    Ok(Scrape {
-        endpoint_url,
-        timestamp_ns,
-        phase: None,
-        families,
-        untyped_large,
-    })
+        }
+        groups.push(FamilyGroup {
+            family,
+            end: u32::try_from(samples.len()).unwrap_or(u32::MAX),
+        });
+    }
+    (table, groups, samples)
+}
+
+impl PushReader for PrometheusTextReader {
+    type Output = Scrape;
+
+    fn push(&mut self, chunk: &[u8]) -> Result<(), ReadError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        let r = lines.push(chunk, |line, n| self.take(line, n));
+        self.lines = lines;
+        r
+    }
+
+    fn finish(mut self) -> Result<Scrape, ReadError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.finish(|line, n| self.take(line, n))?;
+        Ok(self.into_scrape())
+    }
+}
+
+/// Read one Prometheus text capture.
+pub fn read_prometheus_text<R: std::io::Read>(
+    file: &str,
+    reader: R,
+    capture: &CaptureMeta,
+    filter: &FamilyFilter,
+) -> Result<Scrape, ReadError> {
+    drive(
+        file,
+        PrometheusTextReader::new(file, capture, filter),
+        reader,
+    )
 }
 
 /// Split off the first whitespace-delimited word; the rest keeps its text after one run of
@@ -750,15 +875,16 @@ mod tests {
     #[test]
     fn counter_family() {
         let s = read("# TYPE a_total counter\na_total{x=\"1\"} 2\na_created{x=\"1\"} 3\n").unwrap();
-        assert_eq!(s.families.len(), 1);
-        assert_eq!(s.families[0].name, "a");
+        assert_eq!(s.families().len(), 1);
+        assert_eq!(s.families().next().unwrap().name, "a");
         assert_eq!(s.endpoint_url, "capture:t.prom");
     }
 
     #[test]
     fn utf8_label_never_splits() {
         let s = read("m{a=\"é😀\\\"\"} 1\n").unwrap();
-        assert_eq!(s.families[0].samples[0].labels["a"], "é😀\"");
+        let f = s.families().next().unwrap();
+        assert_eq!(f.samples.get(0).unwrap().labels["a"], "é😀\"");
         let e = read("m{a=\"é😀} 1\n").unwrap_err();
         assert_eq!(e.code, ErrorCode::PromSyntax);
     }

@@ -235,9 +235,9 @@ fn refuse_typed_counters(
         }
     }
     for (s, _, _) in scrapes {
-        for fam in &s.families {
+        for fam in s.families() {
             if fam.metric_type == Some(MetricType::Counter) {
-                counters.insert(canonical_family(&fam.name));
+                counters.insert(canonical_family(fam.name));
             }
         }
     }

@@ -21,57 +21,65 @@
 //! export of the run types the family as a counter (a gauge may exceed 2^53).
 //!
 //! Families the filter does not want are skipped token by token without being built.
-//! The file is read line by line; only one line is held in memory at a time. Errors carry the
-//! line, the character column and the JSON path.
+//! The file is pushed in chunks and read line by line; only the unfinished line is held. A
+//! series' family and labels are interned once per file ([`SeriesTable`]): a line's labels
+//! are looked up by their JSON text, and parsed only the first time that text is seen. Lines
+//! are parsed without tracking the JSON path; a line that fails is parsed again with tracking,
+//! so errors carry the line, the character column and the JSON path.
 
 use crate::error::{json_message, json_path, ErrorCode, Position, ReadError};
 use crate::model::{
-    Bucket, Labels, Phase, Sample, SampleValue, Scrape, ScrapeFamily, ScrapeSet, ScrapeSource,
-    UntypedLarge,
+    FamilyGroup, FamilyMeta, Histogram, Labels, Phase, SampleValue, Scrape, ScrapeSample,
+    ScrapeSet, ScrapeSource, SeriesMeta, SeriesTable, UntypedLarge,
 };
 use crate::read::count;
 use crate::read::locate::{in_line, serde_in_line, OwnedPath, Seg};
 use crate::read::names::counter_by_name;
+use crate::read::push::{drive, Lines, PushReader};
 use crate::read::FamilyFilter;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
+use std::sync::Arc;
 
-/// Read a `server_metrics_export.jsonl`. See the module docs.
-pub fn read_scrapes_jsonl<R: std::io::BufRead>(
-    file: &str,
-    mut reader: R,
-    filter: &FamilyFilter,
-) -> Result<ScrapeSet, ReadError> {
-    let mut skipped: BTreeSet<String> = BTreeSet::new();
-    // Whether each family name is a counter by name (decided once per file, not per line).
-    let mut counters: BTreeMap<String, bool> = BTreeMap::new();
-    let mut scrapes = Vec::new();
-    let mut buf: Vec<u8> = Vec::new();
-    let mut line_no: usize = 0;
-    loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(|e| {
-            ReadError::new(
-                ErrorCode::Io,
-                file,
-                Position::line(line_no + 1),
-                e.to_string(),
-            )
-        })?;
-        if n == 0 {
-            break;
+/// Reads a `server_metrics_export.jsonl` pushed in chunks (see [`PushReader`]).
+pub struct ScrapeJsonlReader {
+    file: String,
+    filter: FamilyFilter,
+    lines: Lines,
+    interner: Interner,
+    /// What one line is being read into (reused: its buffers keep their allocations).
+    line: LineBuf,
+    /// The scrapes read so far, their table still being built (set by `finish`).
+    scrapes: Vec<Scrape>,
+}
+
+impl ScrapeJsonlReader {
+    pub fn new(file: &str, filter: &FamilyFilter) -> Self {
+        ScrapeJsonlReader {
+            file: file.to_string(),
+            filter: filter.clone(),
+            lines: Lines::new(),
+            interner: Interner::default(),
+            line: LineBuf::default(),
+            scrapes: Vec::new(),
         }
-        line_no += 1;
-        if buf.iter().all(|b| b.is_ascii_whitespace()) {
-            continue;
+    }
+
+    /// Take one line (`terminated` when it ended in `\n`).
+    fn take(&mut self, line: &[u8], line_no: u64, terminated: bool) -> Result<(), ReadError> {
+        let line_no = usize::try_from(line_no).unwrap_or(usize::MAX);
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            return Ok(());
         }
-        let text = std::str::from_utf8(&buf).map_err(|e| {
+        let text = std::str::from_utf8(line).map_err(|e| {
             ReadError::new(
                 ErrorCode::NotUtf8,
-                file,
+                &self.file,
                 Position::line(line_no),
                 format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
             )
@@ -82,39 +90,293 @@ pub fn read_scrapes_jsonl<R: std::io::BufRead>(
         } else {
             text
         };
-        let seen = Seen {
-            skipped: &mut skipped,
-            counters: &mut counters,
-        };
-        scrapes.push(parse_line(file, line_no, text, filter, seen)?);
+        let scrape = parse_line(
+            &self.file,
+            line_no,
+            text,
+            terminated,
+            &mut Ctx {
+                filter: &self.filter,
+                interner: &mut self.interner,
+                line: &mut self.line,
+            },
+        )?;
+        self.scrapes.push(scrape);
+        Ok(())
     }
-    Ok(ScrapeSet {
-        source: ScrapeSource::Jsonl,
-        scrapes,
-        skipped_families: u32::try_from(skipped.len()).unwrap_or(u32::MAX),
-    })
 }
 
-/// What the reader keeps across lines: skipped family names, and which names are counters.
-struct Seen<'a> {
-    skipped: &'a mut BTreeSet<String>,
-    counters: &'a mut BTreeMap<String, bool>,
-}
+impl PushReader for ScrapeJsonlReader {
+    type Output = ScrapeSet;
 
-impl Seen<'_> {
-    fn is_counter(&mut self, name: &str) -> bool {
-        if let Some(&c) = self.counters.get(name) {
-            return c;
+    fn push(&mut self, chunk: &[u8]) -> Result<(), ReadError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        let r = lines.push(chunk, |line, n| self.take(line, n, true));
+        self.lines = lines;
+        r
+    }
+
+    fn finish(mut self) -> Result<ScrapeSet, ReadError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.finish(|line, n| self.take(line, n, false))?;
+        let Interner { table, skipped, .. } = self.interner;
+        let table = Arc::new(table);
+        for s in &mut self.scrapes {
+            s.table = Arc::clone(&table);
         }
-        let c = counter_by_name(name);
-        self.counters.insert(name.to_string(), c);
-        c
+        Ok(ScrapeSet {
+            source: ScrapeSource::Jsonl,
+            scrapes: self.scrapes,
+            skipped_families: u32::try_from(skipped.len()).unwrap_or(u32::MAX),
+        })
     }
 }
 
-/// Where a sample sits in its record: the family key (and which occurrence of it) and the
-/// sample's index, so a value can be located in the line after the parse.
-#[derive(Clone)]
+/// Read a `server_metrics_export.jsonl`. See the module docs.
+pub fn read_scrapes_jsonl<R: std::io::Read>(
+    file: &str,
+    reader: R,
+    filter: &FamilyFilter,
+) -> Result<ScrapeSet, ReadError> {
+    drive(file, ScrapeJsonlReader::new(file, filter), reader)
+}
+
+/// A family name as the file's lines meet it.
+#[derive(Clone, Copy)]
+struct FamilyEntry {
+    /// Index in the table; `None` when the filter does not want the family.
+    index: Option<u32>,
+    /// A counter by its name (see [`counter_by_name`]).
+    counter: bool,
+}
+
+/// The file's families, series and bucket key lists, each kept once.
+#[derive(Default)]
+struct Interner {
+    table: SeriesTable,
+    families: HashMap<String, FamilyEntry>,
+    /// Per family: labels as written (their JSON text) → series.
+    by_text: Vec<HashMap<Box<str>, u32>>,
+    /// The family key last met at each position of a `metrics` object: lines repeat their
+    /// families in the same order, so most keys are found here without hashing.
+    by_position: Vec<Option<(Box<str>, FamilyEntry)>>,
+    /// Per family: the labels text and series last met at each sample index (likewise).
+    by_index: Vec<Vec<Option<LastLabels>>>,
+    /// Per family: labels → series (the same labels written differently are one series).
+    by_labels: Vec<HashMap<Labels, u32>>,
+    /// Distinct bucket key lists, the last used first.
+    les: Vec<Arc<[String]>>,
+    /// Families present but not wanted by the filter.
+    skipped: BTreeSet<String>,
+}
+
+impl Interner {
+    /// The family of the key at `position` of a `metrics` object.
+    fn family_at(&mut self, position: usize, name: &str, filter: &FamilyFilter) -> FamilyEntry {
+        if let Some(Some((last, entry))) = self.by_position.get(position) {
+            if **last == *name {
+                return *entry;
+            }
+        }
+        let entry = self.family(name, filter);
+        if self.by_position.len() <= position {
+            self.by_position.resize(position + 1, None);
+        }
+        if let Some(slot) = self.by_position.get_mut(position) {
+            *slot = Some((name.into(), entry));
+        }
+        entry
+    }
+
+    fn family(&mut self, name: &str, filter: &FamilyFilter) -> FamilyEntry {
+        if let Some(e) = self.families.get(name) {
+            return *e;
+        }
+        let index = if filter.wants(name) {
+            let i = u32::try_from(self.table.families.len()).unwrap_or(u32::MAX);
+            self.table.families.push(FamilyMeta {
+                name: name.to_string(),
+                metric_type: None,
+                help: None,
+            });
+            self.by_text.push(HashMap::new());
+            self.by_labels.push(HashMap::new());
+            self.by_index.push(Vec::new());
+            Some(i)
+        } else {
+            self.skipped.insert(name.to_string());
+            None
+        };
+        let entry = FamilyEntry {
+            index,
+            counter: counter_by_name(name),
+        };
+        self.families.insert(name.to_string(), entry);
+        entry
+    }
+
+    /// The series of `family` with these labels as written (`None`: no labels), for the
+    /// sample at `index` of its family.
+    fn series_at(&mut self, family: u32, index: usize, text: Option<&str>) -> Result<u32, String> {
+        let text = text.unwrap_or("null");
+        let f = family as usize;
+        let Some(slots) = self.by_index.get_mut(f) else {
+            return self.series_by_text(family, text);
+        };
+        if let Some(Some((last, s))) = slots.get(index) {
+            if **last == *text {
+                return Ok(*s);
+            }
+        }
+        let s = self.series_by_text(family, text)?;
+        if let Some(slots) = self.by_index.get_mut(f) {
+            if slots.len() <= index {
+                slots.resize(index + 1, None);
+            }
+            if let Some(slot) = slots.get_mut(index) {
+                *slot = Some((text.into(), s));
+            }
+        }
+        Ok(s)
+    }
+
+    /// The series of `family` with these labels as written.
+    fn series_by_text(&mut self, family: u32, text: &str) -> Result<u32, String> {
+        let f = family as usize;
+        if let Some(&s) = self.by_text.get(f).and_then(|m| m.get(text)) {
+            return Ok(s);
+        }
+        let labels: Option<Labels> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let s = self.series(family, labels.unwrap_or_default());
+        if let Some(m) = self.by_text.get_mut(f) {
+            m.insert(text.into(), s);
+        }
+        Ok(s)
+    }
+
+    fn series(&mut self, family: u32, labels: Labels) -> u32 {
+        let f = family as usize;
+        if let Some(&s) = self.by_labels.get(f).and_then(|m| m.get(&labels)) {
+            return s;
+        }
+        let s = u32::try_from(self.table.series.len()).unwrap_or(u32::MAX);
+        self.table.series.push(SeriesMeta {
+            family,
+            labels: labels.clone(),
+        });
+        if let Some(m) = self.by_labels.get_mut(f) {
+            m.insert(labels, s);
+        }
+        s
+    }
+
+    /// The shared list of these bucket keys.
+    fn les(&mut self, keys: &[Key<'_>]) -> Arc<[String]> {
+        let same = |l: &Arc<[String]>| {
+            l.len() == keys.len() && l.iter().zip(keys).all(|(a, b)| a.as_str() == b.as_str())
+        };
+        if let Some(i) = self.les.iter().position(same) {
+            if i > 0 {
+                let hit = self.les.remove(i);
+                self.les.insert(0, hit);
+            }
+            if let Some(l) = self.les.first() {
+                return Arc::clone(l);
+            }
+        }
+        let list: Arc<[String]> = keys.iter().map(|k| k.as_str().to_string()).collect();
+        self.les.insert(0, Arc::clone(&list));
+        list
+    }
+}
+
+/// The labels text last met at one sample index of a family, and its series.
+type LastLabels = (Box<str>, u32);
+
+/// One line's families and samples as they are read.
+#[derive(Default)]
+struct LineBuf {
+    /// Families in order of first appearance: (family, kept occurrences of its key,
+    /// occurrences whose samples were all legacy summaries, when it was first kept).
+    families: Vec<(u32, usize, usize, usize)>,
+    /// Samples with the position of their family in `families`.
+    samples: Vec<(u32, ScrapeSample)>,
+    /// Families kept so far.
+    kept: usize,
+    /// Scratch of `take` (kept to reuse their allocations).
+    order: Vec<(usize, usize)>,
+    rank: Vec<u32>,
+    counts: Vec<u32>,
+}
+
+impl LineBuf {
+    fn clear(&mut self) {
+        self.families.clear();
+        self.samples.clear();
+        self.kept = 0;
+    }
+
+    /// The groups and samples of the line: families in the order they were first kept (a
+    /// repeated key's samples join its first occurrence's).
+    fn take(&mut self) -> (Vec<FamilyGroup>, Vec<ScrapeSample>) {
+        let LineBuf {
+            families,
+            samples,
+            order,
+            rank,
+            counts,
+            ..
+        } = self;
+        order.clear();
+        order.extend(
+            (families.iter().enumerate())
+                .filter(|(_, f)| f.1 > 0)
+                .map(|(pos, f)| (f.3, pos)),
+        );
+        order.sort_unstable();
+        rank.clear();
+        rank.resize(families.len(), u32::MAX);
+        counts.clear();
+        counts.resize(order.len(), 0);
+        for (r, (_, pos)) in order.iter().enumerate() {
+            if let Some(slot) = rank.get_mut(*pos) {
+                *slot = u32::try_from(r).unwrap_or(u32::MAX);
+            }
+        }
+        let rank_of = |pos: u32| rank.get(pos as usize).copied().unwrap_or(u32::MAX);
+        let in_order = samples
+            .windows(2)
+            .all(|w| rank_of(w[0].0) <= rank_of(w[1].0));
+        if !in_order {
+            samples.sort_by_key(|(pos, _)| rank_of(*pos));
+        }
+        for (pos, _) in samples.iter() {
+            if let Some(c) = counts.get_mut(rank_of(*pos) as usize) {
+                *c += 1;
+            }
+        }
+        let mut end = 0u32;
+        let groups = order
+            .iter()
+            .zip(counts.iter())
+            .map(|((_, pos), n)| {
+                end += n;
+                let family = families.get(*pos).map_or(0, |f| f.0);
+                FamilyGroup { family, end }
+            })
+            .collect();
+        let samples = samples.drain(..).map(|(_, s)| s).collect();
+        (groups, samples)
+    }
+}
+
+/// What the visitors read one line with.
+struct Ctx<'a> {
+    filter: &'a FamilyFilter,
+    interner: &'a mut Interner,
+    line: &'a mut LineBuf,
+}
+
 struct SampleAt {
     family: String,
     nth: usize,
@@ -158,43 +420,26 @@ fn parse_line(
     file: &str,
     line: usize,
     text: &str,
-    filter: &FamilyFilter,
-    seen: Seen<'_>,
+    terminated: bool,
+    ctx: &mut Ctx<'_>,
 ) -> Result<Scrape, ReadError> {
     let bytes = text.as_bytes();
+    ctx.line.clear();
     let notes = RefCell::new(Notes::default());
     let mut json = serde_json::Deserializer::from_str(text);
-    let mut track = serde_path_to_error::Track::new();
     let seed = RecordSeed {
-        filter,
-        seen,
+        ctx: &mut *ctx,
         notes: &notes,
+        tracked: false,
     };
     let result = seed
-        .deserialize(serde_path_to_error::Deserializer::new(
-            &mut json, &mut track,
-        ))
+        .deserialize(&mut json)
         .and_then(|r| json.end().map(|_| r));
-    let notes = notes.into_inner();
     let raw = match result {
         Ok(raw) => raw,
-        Err(e) => {
-            if let Some(r) = notes.refused {
-                let path = r.at.path(&r.below);
-                let pos = in_line(bytes, line, &path.segs());
-                let what = format!("{} at `{}`", r.what, path.display());
-                return Err(count::refuse(file, pos, &what, &r.shown));
-            }
-            let mut pos = serde_in_line(bytes, line, &e);
-            pos.json_path = json_path(&track.path());
-            return Err(ReadError::new(
-                ErrorCode::JsonlRecord,
-                file,
-                pos,
-                json_message(&e),
-            ));
-        }
+        Err(_) => return Err(line_error(file, line, text, terminated, ctx)),
     };
+    let notes = notes.into_inner();
     let at = |path: &str| in_line(bytes, line, &[Seg::key(path)]);
     let bad_ts =
         |msg: String| ReadError::new(ErrorCode::BadTimestamp, file, at("timestamp_ns"), msg);
@@ -215,14 +460,14 @@ fn parse_line(
             "the record has no `endpoint_url`",
         ));
     };
-    let Some(families) = raw.families else {
+    if !raw.has_metrics {
         return Err(ReadError::new(
             ErrorCode::JsonlRecord,
             file,
             Position::line(line),
             "the record has no `metrics` object",
         ));
-    };
+    }
     let untyped_large = notes
         .large
         .into_iter()
@@ -235,13 +480,68 @@ fn parse_line(
             }
         })
         .collect();
+    let (groups, samples) = ctx.line.take();
     Ok(Scrape {
         endpoint_url,
         timestamp_ns: Some(timestamp_ns),
         phase: raw.phase,
-        families,
+        table: Arc::default(),
+        groups,
+        samples,
         untyped_large,
     })
+}
+
+/// The error of a line that does not parse: it is parsed again, as it is in the file (with
+/// its `\n`, where serde_json places an end-of-input error), tracking the JSON path.
+#[cold]
+fn line_error(
+    file: &str,
+    line: usize,
+    text: &str,
+    terminated: bool,
+    ctx: &mut Ctx<'_>,
+) -> ReadError {
+    let owned;
+    let text = if terminated {
+        owned = format!("{text}\n");
+        owned.as_str()
+    } else {
+        text
+    };
+    let bytes = text.as_bytes();
+    ctx.line.clear();
+    let notes = RefCell::new(Notes::default());
+    let mut json = serde_json::Deserializer::from_str(text);
+    let mut track = serde_path_to_error::Track::new();
+    let seed = RecordSeed {
+        ctx: &mut *ctx,
+        notes: &notes,
+        tracked: true,
+    };
+    let result = seed
+        .deserialize(serde_path_to_error::Deserializer::new(
+            &mut json, &mut track,
+        ))
+        .and_then(|r| json.end().map(|_| r));
+    let notes = notes.into_inner();
+    let Err(e) = result else {
+        return ReadError::new(
+            ErrorCode::JsonlRecord,
+            file,
+            Position::line(line),
+            "the record does not parse",
+        );
+    };
+    if let Some(r) = notes.refused {
+        let path = r.at.path(&r.below);
+        let pos = in_line(bytes, line, &path.segs());
+        let what = format!("{} at `{}`", r.what, path.display());
+        return count::refuse(file, pos, &what, &r.shown);
+    }
+    let mut pos = serde_in_line(bytes, line, &e);
+    pos.json_path = json_path(&track.path());
+    ReadError::new(ErrorCode::JsonlRecord, file, pos, json_message(&e))
 }
 
 /// A record as read, before the required-field checks.
@@ -249,23 +549,25 @@ struct RawRecord {
     endpoint_url: Option<String>,
     timestamp: Option<Timestamp>,
     phase: Option<Phase>,
-    families: Option<Vec<ScrapeFamily>>,
+    has_metrics: bool,
 }
 
-struct RecordSeed<'a> {
-    filter: &'a FamilyFilter,
-    seen: Seen<'a>,
+/// How a line is read: `tracked` for the second reading of a line that failed (labels then
+/// read as a map, so an error inside them has its path).
+struct RecordSeed<'a, 'c> {
+    ctx: &'a mut Ctx<'c>,
     notes: &'a RefCell<Notes>,
+    tracked: bool,
 }
 
-impl<'de> DeserializeSeed<'de> for RecordSeed<'_> {
+impl<'de> DeserializeSeed<'de> for RecordSeed<'_, '_> {
     type Value = RawRecord;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<RawRecord, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for RecordSeed<'_> {
+impl<'de> Visitor<'de> for RecordSeed<'_, '_> {
     type Value = RawRecord;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -277,31 +579,32 @@ impl<'de> Visitor<'de> for RecordSeed<'_> {
             endpoint_url: None,
             timestamp: None,
             phase: None,
-            families: None,
+            has_metrics: false,
         };
-        while let Some(key) = map.next_key::<KeyName>()? {
-            match key.0.as_str() {
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            match key.as_str() {
                 "endpoint_url" => rec.endpoint_url = Some(map.next_value::<String>()?),
                 "timestamp_ns" => rec.timestamp = Some(map.next_value::<Timestamp>()?),
                 "benchmark_phase" => {
-                    rec.phase = match map.next_value::<Option<String>>()? {
+                    rec.phase = match map.next_value::<Option<Key<'de>>>()? {
                         None => None,
-                        Some(s) => Some(Phase::parse(&s).ok_or_else(|| {
+                        Some(s) => Some(Phase::parse(s.as_str()).ok_or_else(|| {
                             de::Error::custom(format!(
-                                "benchmark_phase `{s}` is not warmup, profiling or null"
+                                "benchmark_phase `{}` is not warmup, profiling or null",
+                                s.as_str()
                             ))
                         })?),
                     }
                 }
                 "metrics" => {
-                    rec.families = Some(map.next_value_seed(MetricsSeed {
-                        filter: self.filter,
-                        seen: Seen {
-                            skipped: &mut *self.seen.skipped,
-                            counters: &mut *self.seen.counters,
-                        },
+                    // A repeated `metrics` key replaces the families read before it.
+                    self.ctx.line.clear();
+                    map.next_value_seed(MetricsSeed {
+                        ctx: &mut *self.ctx,
                         notes: self.notes,
-                    })?)
+                        tracked: self.tracked,
+                    })?;
+                    rec.has_metrics = true;
                 }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -312,16 +615,37 @@ impl<'de> Visitor<'de> for RecordSeed<'_> {
     }
 }
 
-/// A map key as an owned string (keys with escapes cannot be borrowed).
-struct KeyName(String);
+/// A string (a map key, a phase), borrowed from the line unless it has escapes.
+struct Key<'de>(Cow<'de, str>);
 
-impl<'de> Deserialize<'de> for KeyName {
-    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d).map(KeyName)
+impl Key<'_> {
+    fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
-/// `timestamp_ns` as read: an exact `u64`, or a description of what was there instead.
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
 enum Timestamp {
     Ok(u64),
     Bad(String),
@@ -377,99 +701,103 @@ impl<'de> Visitor<'de> for TimestampVisitor {
     }
 }
 
-/// The `metrics` object: `{family: [sample…]}`, filtered as it is read.
-struct MetricsSeed<'a> {
-    filter: &'a FamilyFilter,
-    seen: Seen<'a>,
+/// The `metrics` object: `{family: [sample…]}`, filtered as it is read, into the line's
+/// buffer.
+struct MetricsSeed<'a, 'c> {
+    ctx: &'a mut Ctx<'c>,
     notes: &'a RefCell<Notes>,
+    tracked: bool,
 }
 
-impl<'de> DeserializeSeed<'de> for MetricsSeed<'_> {
-    type Value = Vec<ScrapeFamily>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+impl<'de> DeserializeSeed<'de> for MetricsSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for MetricsSeed<'_> {
-    type Value = Vec<ScrapeFamily>;
+impl<'de> Visitor<'de> for MetricsSeed<'_, '_> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an object of metric families")
     }
 
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out: Vec<ScrapeFamily> = Vec::new();
-        // Occurrences of each kept family key so far (a key may repeat; its samples merge),
-        // and of keys whose samples were all legacy summaries (rare; not kept).
-        let mut occurrences: Vec<usize> = Vec::new();
-        let mut summaries_only: Vec<(String, usize)> = Vec::new();
-        while let Some(KeyName(name)) = map.next_key::<KeyName>()? {
-            if !self.filter.wants(&name) {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        // A family key may repeat (its samples merge); keys whose samples were all legacy
+        // summaries are not kept.
+        let mut position = 0usize;
+        while let Some(name) = map.next_key::<Key<'de>>()? {
+            let name = name.as_str();
+            let entry = self.ctx.interner.family_at(position, name, self.ctx.filter);
+            position += 1;
+            let Some(family) = entry.index else {
                 map.next_value::<IgnoredAny>()?;
-                self.seen.skipped.insert(name);
                 continue;
-            }
-            let known = out.iter().position(|f| f.name == name);
-            let nth = known.and_then(|i| occurrences.get(i).copied()).unwrap_or(0)
-                + summaries_only
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map_or(0, |(_, c)| *c);
-            let samples = map.next_value_seed(SamplesSeed {
-                counter: self.seen.is_counter(&name),
-                family: &name,
-                nth,
-                notes: self.notes,
-            })?;
-            if samples.samples.is_empty() && samples.skipped_summaries > 0 {
-                match summaries_only.iter_mut().find(|(n, _)| *n == name) {
-                    Some((_, c)) => *c += 1,
-                    None => summaries_only.push((name, 1)),
-                }
-                continue;
-            }
-            match known.and_then(|i| Some((out.get_mut(i)?, occurrences.get_mut(i)?))) {
-                Some((f, n)) => {
-                    f.samples.extend(samples.samples);
-                    *n += 1;
-                }
+            };
+            let line = &mut *self.ctx.line;
+            let pos = match line.families.iter().position(|f| f.0 == family) {
+                Some(p) => p,
                 None => {
-                    out.push(ScrapeFamily {
-                        name,
-                        metric_type: None,
-                        help: None,
-                        samples: samples.samples,
-                    });
-                    occurrences.push(1);
+                    line.families.push((family, 0, 0, 0));
+                    line.families.len() - 1
+                }
+            };
+            let (_, kept, summaries, _) = line.families.get(pos).copied().unwrap_or_default();
+            let before = line.samples.len();
+            let read = map.next_value_seed(SamplesSeed {
+                ctx: &mut *self.ctx,
+                family,
+                pos: u32::try_from(pos).unwrap_or(u32::MAX),
+                counter: entry.counter,
+                name,
+                nth: kept + summaries,
+                notes: self.notes,
+                tracked: self.tracked,
+            })?;
+            let line = &mut *self.ctx.line;
+            if let Some(f) = line.families.get_mut(pos) {
+                if line.samples.len() == before && read.skipped_summaries > 0 {
+                    f.2 += 1;
+                } else {
+                    if f.1 == 0 {
+                        f.3 = line.kept;
+                        line.kept += 1;
+                    }
+                    f.1 += 1;
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
 struct FamilySamples {
-    samples: Vec<Sample>,
     skipped_summaries: usize,
 }
 
-/// One family's samples; `counter` when its name makes it a counter.
-struct SamplesSeed<'a> {
+/// One family's samples, pushed to the line's buffer; `counter` when its name makes it a
+/// counter.
+struct SamplesSeed<'a, 'c> {
+    ctx: &'a mut Ctx<'c>,
+    family: u32,
+    /// Position of the family in the line.
+    pos: u32,
     counter: bool,
-    family: &'a str,
+    name: &'a str,
     nth: usize,
     notes: &'a RefCell<Notes>,
+    tracked: bool,
 }
 
-impl<'de> DeserializeSeed<'de> for SamplesSeed<'_> {
+impl<'de> DeserializeSeed<'de> for SamplesSeed<'_, '_> {
     type Value = FamilySamples;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<FamilySamples, D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de> Visitor<'de> for SamplesSeed<'_> {
+impl<'de> Visitor<'de> for SamplesSeed<'_, '_> {
     type Value = FamilySamples;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -478,13 +806,12 @@ impl<'de> Visitor<'de> for SamplesSeed<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FamilySamples, A::Error> {
         let mut out = FamilySamples {
-            samples: Vec::new(),
             skipped_summaries: 0,
         };
         let mut index = 0usize;
         loop {
             let at = || SampleAt {
-                family: self.family.to_string(),
+                family: self.name.to_string(),
                 nth: self.nth,
                 index,
             };
@@ -492,15 +819,63 @@ impl<'de> Visitor<'de> for SamplesSeed<'_> {
                 counter: self.counter,
                 notes: self.notes,
                 at: &at,
+                tracked: self.tracked,
             };
             match seq.next_element_seed(seed)? {
                 None => return Ok(out),
-                Some(Some(sample)) => out.samples.push(sample),
+                Some(Some(sample)) => {
+                    let interner = &mut *self.ctx.interner;
+                    let series = match sample.labels {
+                        SampleLabels::Text(text) => interner
+                            .series_at(self.family, index, text)
+                            .map_err(de::Error::custom)?,
+                        SampleLabels::Read(labels) => interner.series(self.family, labels),
+                    };
+                    let value = match sample.value {
+                        ReadValue::Scalar(value) => SampleValue::Scalar { value },
+                        ReadValue::Histogram {
+                            les,
+                            counts,
+                            sum,
+                            count,
+                        } => SampleValue::Histogram(Box::new(Histogram {
+                            les: interner.les(&les),
+                            counts,
+                            sum,
+                            count,
+                        })),
+                    };
+                    self.ctx
+                        .line
+                        .samples
+                        .push((self.pos, ScrapeSample { series, value }));
+                }
                 Some(None) => out.skipped_summaries += 1,
             }
             index += 1;
         }
     }
+}
+
+/// A sample's labels: their JSON text (`None`: absent or null), or (tracked) the map.
+enum SampleLabels<'de> {
+    Text(Option<&'de str>),
+    Read(Labels),
+}
+
+enum ReadValue<'de> {
+    Scalar(f64),
+    Histogram {
+        les: Vec<Key<'de>>,
+        counts: Vec<f64>,
+        sum: Option<f64>,
+        count: Option<f64>,
+    },
+}
+
+struct ReadSample<'de> {
+    labels: SampleLabels<'de>,
+    value: ReadValue<'de>,
 }
 
 /// One sample; `None` for a legacy summary sample (skipped). Counts are checked once the
@@ -510,11 +885,12 @@ struct SampleSeed<'a> {
     notes: &'a RefCell<Notes>,
     /// Where the sample is (built only when a note needs it).
     at: &'a dyn Fn() -> SampleAt,
+    tracked: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for SampleSeed<'_> {
-    type Value = Option<Sample>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<Sample>, D::Error> {
+    type Value = Option<ReadSample<'de>>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
@@ -531,26 +907,61 @@ impl SampleSeed<'_> {
         });
         err
     }
+
+    /// Refuse a bucket count or histogram count above 2^53 − 1.
+    fn check_histogram<E: de::Error>(
+        &self,
+        key: &'static str,
+        les: &[Key<'_>],
+        counts: &[f64],
+        count: Option<f64>,
+    ) -> Result<(), E> {
+        for (j, (le, c)) in les.iter().zip(counts).enumerate() {
+            if count::too_large(*c) {
+                let nth = les
+                    .iter()
+                    .take(j)
+                    .filter(|o| o.as_str() == le.as_str())
+                    .count();
+                let below = OwnedPath::default().key(key, 0).key(le.as_str(), nth);
+                return Err(self.refuse(below, "histogram bucket count", *c));
+            }
+        }
+        if let Some(c) = count.filter(|c| count::too_large(*c)) {
+            let below = OwnedPath::default().key("count", 0);
+            return Err(self.refuse(below, "histogram count", c));
+        }
+        Ok(())
+    }
 }
 
 impl<'de> Visitor<'de> for SampleSeed<'_> {
-    type Value = Option<Sample>;
+    type Value = Option<ReadSample<'de>>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a sample object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<Sample>, A::Error> {
-        let mut labels: Option<Labels> = None;
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut labels = SampleLabels::Text(None);
         let mut value: Option<f64> = None;
         // The bucket key as written (`buckets`, or legacy `histogram`) and the buckets.
-        let mut buckets: Option<(&'static str, Vec<Bucket>)> = None;
+        let mut buckets: Option<(&'static str, BucketList<'de>)> = None;
         let mut sum: Option<f64> = None;
         let mut count: Option<f64> = None;
         let mut summary = false;
-        while let Some(KeyName(key)) = map.next_key::<KeyName>()? {
+        while let Some(key) = map.next_key::<Key<'de>>()? {
             match key.as_str() {
-                "labels" => labels = map.next_value::<Option<Labels>>()?,
+                "labels" if self.tracked => {
+                    labels =
+                        SampleLabels::Read(map.next_value::<Option<Labels>>()?.unwrap_or_default())
+                }
+                "labels" => {
+                    labels = SampleLabels::Text(
+                        map.next_value::<Option<&'de RawValue>>()?
+                            .map(RawValue::get),
+                    )
+                }
                 "value" => value = Some(map.next_value::<NullableF64>()?.0),
                 "buckets" | "histogram" => {
                     if buckets.is_some() {
@@ -558,12 +969,12 @@ impl<'de> Visitor<'de> for SampleSeed<'_> {
                             "sample has both `buckets` and `histogram`",
                         ));
                     }
-                    let name = if key == "buckets" {
+                    let name = if key.as_str() == "buckets" {
                         "buckets"
                     } else {
                         "histogram"
                     };
-                    buckets = Some((name, map.next_value::<BucketList>()?.0))
+                    buckets = Some((name, map.next_value::<BucketList<'de>>()?))
                 }
                 "sum" => sum = map.next_value::<Option<NullableF64>>()?.map(|v| v.0),
                 "count" => count = map.next_value::<Option<NullableF64>>()?.map(|v| v.0),
@@ -576,21 +987,11 @@ impl<'de> Visitor<'de> for SampleSeed<'_> {
                 }
             }
         }
-        let labels = labels.unwrap_or_default();
-        let value = if let Some((key, buckets)) = buckets {
-            for (j, b) in buckets.iter().enumerate() {
-                if count::too_large(b.count) {
-                    let nth = buckets.iter().take(j).filter(|o| o.le == b.le).count();
-                    let below = OwnedPath::default().key(key, 0).key(&b.le, nth);
-                    return Err(self.refuse(below, "histogram bucket count", b.count));
-                }
-            }
-            if let Some(c) = count.filter(|c| count::too_large(*c)) {
-                let below = OwnedPath::default().key("count", 0);
-                return Err(self.refuse(below, "histogram count", c));
-            }
-            SampleValue::Histogram {
-                buckets,
+        let value = if let Some((key, BucketList { les, counts })) = buckets {
+            self.check_histogram(key, &les, &counts, count)?;
+            ReadValue::Histogram {
+                les,
+                counts,
                 sum,
                 count,
             }
@@ -603,7 +1004,7 @@ impl<'de> Visitor<'de> for SampleSeed<'_> {
                 let note = ((self.at)(), count::show(value));
                 self.notes.borrow_mut().large.push(note);
             }
-            SampleValue::Scalar { value }
+            ReadValue::Scalar(value)
         } else if summary {
             return Ok(None);
         } else {
@@ -611,7 +1012,7 @@ impl<'de> Visitor<'de> for SampleSeed<'_> {
                 "sample has neither `value` nor `buckets` (or legacy `histogram`)",
             ));
         };
-        Ok(Some(Sample { labels, value }))
+        Ok(Some(ReadSample { labels, value }))
     }
 }
 
@@ -626,24 +1027,31 @@ impl<'de> Deserialize<'de> for NullableF64 {
 }
 
 /// `{le: cumulative}` in file order, keys exactly as written.
-struct BucketList(Vec<Bucket>);
+struct BucketList<'de> {
+    les: Vec<Key<'de>>,
+    counts: Vec<f64>,
+}
 
-impl<'de> Deserialize<'de> for BucketList {
+impl<'de> Deserialize<'de> for BucketList<'de> {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = BucketList;
+            type Value = BucketList<'de>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("an object of `le` → cumulative count")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<BucketList, A::Error> {
-                let mut out = Vec::new();
-                while let Some((KeyName(le), NullableF64(count))) =
-                    map.next_entry::<KeyName, NullableF64>()?
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = BucketList {
+                    les: Vec::new(),
+                    counts: Vec::new(),
+                };
+                while let Some((le, NullableF64(count))) =
+                    map.next_entry::<Key<'de>, NullableF64>()?
                 {
-                    out.push(Bucket { le, count });
+                    out.les.push(le);
+                    out.counts.push(count);
                 }
-                Ok(BucketList(out))
+                Ok(out)
             }
         }
         d.deserialize_map(V)
@@ -665,11 +1073,28 @@ mod tests {
     fn sum_null_is_none_value_null_is_nan() {
         let s = r#"{"endpoint_url":"u","timestamp_ns":1,"metrics":{"a":[{"value":null}],"h":[{"buckets":{"1":1,"+Inf":2},"sum":null,"count":2}]}}"#;
         let set = read_scrapes_jsonl("t", s.as_bytes(), &FamilyFilter::all()).unwrap();
-        let f = &set.scrapes[0].families;
-        assert!(matches!(f[0].samples[0].value, SampleValue::Scalar { value } if value.is_nan()));
+        let f: Vec<_> = set.scrapes[0].families().collect();
+        let a = f[0].samples.get(0).unwrap();
+        assert!(matches!(a.value, SampleValue::Scalar { value } if value.is_nan()));
+        let h = f[1].samples.get(0).unwrap();
         assert!(matches!(
-            &f[1].samples[0].value,
-            SampleValue::Histogram { sum: None, count: Some(c), .. } if *c == 2.0
+            h.value,
+            SampleValue::Histogram(h) if h.sum.is_none() && h.count == Some(2.0)
         ));
+    }
+
+    #[test]
+    fn a_series_is_kept_once_whatever_its_labels_look_like() {
+        let s = concat!(
+            r#"{"endpoint_url":"u","timestamp_ns":1,"metrics":{"a":[{"labels":{"x":"1","y":"2"},"value":1}]}}"#,
+            "\n",
+            r#"{"endpoint_url":"u","timestamp_ns":2,"metrics":{"a":[{"labels":{"y":"2", "x":"1"},"value":2}]}}"#,
+        );
+        let set = read_scrapes_jsonl("t", s.as_bytes(), &FamilyFilter::all()).unwrap();
+        assert_eq!(set.scrapes[0].table.series.len(), 1);
+        assert_eq!(
+            set.scrapes[0].samples[0].series,
+            set.scrapes[1].samples[0].series
+        );
     }
 }

@@ -51,9 +51,9 @@ use crate::model::{
     Series, ServerMetricsExport, ServerMetricsFormat, Stats,
 };
 use crate::read::count;
+use crate::read::push::{drive, Lines, PushReader};
 use crate::read::FamilyFilter;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::BufRead;
 
 /// The stat columns of each CSV section, in AIPerf's order (the generator writes the same).
 pub const GAUGE_STATS: [&str; 13] = [
@@ -91,31 +91,61 @@ const FIXED_COLUMNS: [&str; 6] = [
 const SECTION_HINT: &str =
     "a section starts with a header row `Endpoint,Type,Metric,Unit,…` or `Endpoint,Metric,Key,Value,Description`";
 
-/// Read a `server_metrics_export.csv`. See the module docs for the mapping.
-pub fn read_server_metrics_csv<R: std::io::BufRead>(
-    file: &str,
-    reader: R,
-    filter: &FamilyFilter,
-) -> Result<ServerMetricsExport, ReadError> {
-    let mut records = CsvRecords::new(file, reader);
-    let mut meta = Meta::default();
-    let mut saw_aiperf_comment = false;
-    let mut saw_header = false;
-    let mut saw_content = false;
-    let mut section: Option<Section> = None;
-    let mut families: BTreeMap<String, Family> = BTreeMap::new();
-    let mut skipped: BTreeSet<String> = BTreeSet::new();
-    // (endpoint_url, metric) → index of the current info series in its family.
-    let mut info_series: HashMap<(String, String), usize> = HashMap::new();
+/// Reads a `server_metrics_export.csv` pushed in chunks (see [`PushReader`]). See the module
+/// docs for the mapping.
+pub struct ServerCsvReader {
+    file: String,
+    filter: FamilyFilter,
+    lines: Lines,
+    records: CsvRecords,
+    meta: Meta,
+    saw_aiperf_comment: bool,
+    saw_header: bool,
+    saw_content: bool,
+    section: Option<Section>,
+    families: BTreeMap<String, Family>,
+    skipped: BTreeSet<String>,
+    /// (endpoint_url, metric) → index of the current info series in its family.
+    info_series: HashMap<(String, String), usize>,
+}
 
-    while let Some(rec) = records.next_record()? {
+impl ServerCsvReader {
+    pub fn new(file: &str, filter: &FamilyFilter) -> Self {
+        ServerCsvReader {
+            file: file.to_string(),
+            filter: filter.clone(),
+            lines: Lines::new(),
+            records: CsvRecords::default(),
+            meta: Meta::default(),
+            saw_aiperf_comment: false,
+            saw_header: false,
+            saw_content: false,
+            section: None,
+            families: BTreeMap::new(),
+            skipped: BTreeSet::new(),
+            info_series: HashMap::new(),
+        }
+    }
+
+    /// Take one physical line.
+    fn take_line(&mut self, bytes: &[u8], line_no: u64) -> Result<(), ReadError> {
+        let line_no = usize::try_from(line_no).unwrap_or(usize::MAX);
+        match self.records.line(&self.file, line_no, bytes)? {
+            Some(rec) => self.take_record(&rec),
+            None => Ok(()),
+        }
+    }
+
+    /// Take one record: a comment, a section header, an empty row or a data row.
+    fn take_record(&mut self, rec: &Record) -> Result<(), ReadError> {
+        let file = self.file.as_str();
         let line = rec.line;
         if rec.is_comment {
-            saw_content = true;
-            if meta.take_comment(&rec.raw) {
-                saw_aiperf_comment = true;
+            self.saw_content = true;
+            if self.meta.take_comment(&rec.raw) {
+                self.saw_aiperf_comment = true;
             }
-            continue;
+            return Ok(());
         }
         let row = Row {
             file,
@@ -126,18 +156,18 @@ pub fn read_server_metrics_csv<R: std::io::BufRead>(
         let cells = &rec.cells;
         if cells.iter().all(|c| c.is_empty()) {
             // An empty row ends the section.
-            section = None;
-            continue;
+            self.section = None;
+            return Ok(());
         }
-        saw_content = true;
+        self.saw_content = true;
         if cells.first().map(|c| c.trim()) == Some("Endpoint") {
-            section = Some(Section::from_header(&row)?);
-            info_series.clear();
-            saw_header = true;
-            continue;
+            self.section = Some(Section::from_header(&row)?);
+            self.info_series.clear();
+            self.saw_header = true;
+            return Ok(());
         }
-        let Some(sec) = &section else {
-            return Err(if !saw_header && !saw_aiperf_comment {
+        let Some(sec) = &self.section else {
+            return Err(if !self.saw_header && !self.saw_aiperf_comment {
                 csv_err(
                     file,
                     line,
@@ -168,46 +198,71 @@ pub fn read_server_metrics_csv<R: std::io::BufRead>(
         }
         match &sec.kind {
             SectionKind::Metrics(m) => {
-                read_metric_row(&row, m, filter, &mut families, &mut skipped)?
+                read_metric_row(&row, m, &self.filter, &mut self.families, &mut self.skipped)
             }
             SectionKind::Info(i) => read_info_row(
                 &row,
                 i,
-                filter,
-                &mut families,
-                &mut skipped,
-                &mut info_series,
-            )?,
+                &self.filter,
+                &mut self.families,
+                &mut self.skipped,
+                &mut self.info_series,
+            ),
         }
     }
+}
 
-    if !saw_content {
-        return Err(ReadError::whole(
-            ErrorCode::EmptyInput,
-            file,
-            "the CSV file is empty",
-        ));
-    }
-    if !saw_header && !saw_aiperf_comment {
-        return Err(csv_err(
-            file,
-            1,
-            format!("not an AIPerf server-metrics CSV: no AIPerf comment header and no section header ({SECTION_HINT})"),
-        ));
+impl PushReader for ServerCsvReader {
+    type Output = ServerMetricsExport;
+
+    fn push(&mut self, chunk: &[u8]) -> Result<(), ReadError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        let r = lines.push(chunk, |line, n| self.take_line(line, n));
+        self.lines = lines;
+        r
     }
 
-    Ok(ServerMetricsExport {
-        format: ServerMetricsFormat::Csv,
-        schema_version: meta.schema_version,
-        aiperf_version: meta.aiperf_version,
-        benchmark_id: meta.benchmark_id,
-        summary: ExportSummary::default(),
-        metrics_phase: None,
-        metrics: families.into_values().collect(),
-        warmup_metrics: Vec::new(),
-        skipped_families: u32::try_from(skipped.len()).unwrap_or(u32::MAX),
-        merged_duplicates: Vec::new(),
-    })
+    fn finish(mut self) -> Result<ServerMetricsExport, ReadError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.finish(|line, n| self.take_line(line, n))?;
+        self.records.finish(&self.file)?;
+        let file = self.file.as_str();
+        if !self.saw_content {
+            return Err(ReadError::whole(
+                ErrorCode::EmptyInput,
+                file,
+                "the CSV file is empty",
+            ));
+        }
+        if !self.saw_header && !self.saw_aiperf_comment {
+            return Err(csv_err(
+                file,
+                1,
+                format!("not an AIPerf server-metrics CSV: no AIPerf comment header and no section header ({SECTION_HINT})"),
+            ));
+        }
+        Ok(ServerMetricsExport {
+            format: ServerMetricsFormat::Csv,
+            schema_version: self.meta.schema_version,
+            aiperf_version: self.meta.aiperf_version,
+            benchmark_id: self.meta.benchmark_id,
+            summary: ExportSummary::default(),
+            metrics_phase: None,
+            metrics: self.families.into_values().collect(),
+            warmup_metrics: Vec::new(),
+            skipped_families: u32::try_from(self.skipped.len()).unwrap_or(u32::MAX),
+            merged_duplicates: Vec::new(),
+        })
+    }
+}
+
+/// Read a `server_metrics_export.csv`. See the module docs for the mapping.
+pub fn read_server_metrics_csv<R: std::io::Read>(
+    file: &str,
+    reader: R,
+    filter: &FamilyFilter,
+) -> Result<ServerMetricsExport, ReadError> {
+    drive(file, ServerCsvReader::new(file, filter), reader)
 }
 
 fn csv_err(file: &str, line: usize, message: impl Into<String>) -> ReadError {
@@ -770,159 +825,175 @@ struct Record {
     at: Vec<CellAt>,
 }
 
-struct CsvRecords<'f, R> {
-    file: &'f str,
-    reader: R,
-    /// Physical lines consumed so far.
-    line: usize,
-    buf: Vec<u8>,
+/// Splits physical lines into RFC 4180 records. A quoted field may span lines, so a record
+/// may take several lines: what has been read of it is kept until its last line arrives.
+#[derive(Default)]
+struct CsvRecords {
+    /// The record whose quoted field continues on the next line.
+    open: Option<OpenRecord>,
 }
 
-impl<'f, R: BufRead> CsvRecords<'f, R> {
-    fn new(file: &'f str, reader: R) -> Self {
-        CsvRecords {
-            file,
-            reader,
-            line: 0,
-            buf: Vec::new(),
-        }
-    }
+/// A record read up to the end of a line inside a quoted field.
+struct OpenRecord {
+    start: usize,
+    cells: Vec<String>,
+    at: Vec<CellAt>,
+    field: String,
+}
 
-    /// Read one physical line (with its terminator) into a String; `None` at EOF.
-    fn read_line(&mut self) -> Result<Option<String>, ReadError> {
-        self.buf.clear();
-        let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| {
+impl CsvRecords {
+    /// Take physical line `line_no` (without its `\n`): the record it completes, if any.
+    fn line(
+        &mut self,
+        file: &str,
+        line_no: usize,
+        bytes: &[u8],
+    ) -> Result<Option<Record>, ReadError> {
+        let text = std::str::from_utf8(bytes).map_err(|e| {
             ReadError::new(
-                ErrorCode::Io,
-                self.file,
-                Position::line(self.line + 1),
-                e.to_string(),
+                ErrorCode::NotUtf8,
+                file,
+                Position::line(line_no),
+                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
             )
         })?;
-        if n == 0 {
+        // A UTF-8 byte-order mark at the start of the file is not content.
+        let text = if line_no == 1 {
+            text.trim_start_matches('\u{feff}')
+        } else {
+            text
+        };
+        let (rec, in_quotes) = match self.open.take() {
+            Some(open) => (open, true),
+            None if text.starts_with('#') => {
+                return Ok(Some(Record {
+                    line: line_no,
+                    is_comment: true,
+                    raw: strip_eol(text).to_string(),
+                    cells: Vec::new(),
+                    at: Vec::new(),
+                }))
+            }
+            None => {
+                let at = CellAt {
+                    line: line_no,
+                    column: 1,
+                    quoted: false,
+                };
+                let rec = OpenRecord {
+                    start: line_no,
+                    cells: Vec::new(),
+                    at: vec![at],
+                    field: String::new(),
+                };
+                (rec, false)
+            }
+        };
+        let mut rec = rec;
+        if scan_line(file, line_no, text, &mut rec, in_quotes)? {
+            // The quoted field continues on the next line; the line break is part of it.
+            rec.field.push('\n');
+            self.open = Some(rec);
             return Ok(None);
         }
-        self.line += 1;
-        match std::str::from_utf8(&self.buf) {
-            // A UTF-8 byte-order mark at the start of the file is not content.
-            Ok(s) if self.line == 1 => Ok(Some(s.trim_start_matches('\u{feff}').to_string())),
-            Ok(s) => Ok(Some(s.to_string())),
-            Err(e) => Err(ReadError::new(
-                ErrorCode::NotUtf8,
-                self.file,
-                Position::line(self.line),
-                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
+        let OpenRecord {
+            start,
+            mut cells,
+            at,
+            field,
+        } = rec;
+        cells.push(field);
+        Ok(Some(Record {
+            line: start,
+            is_comment: false,
+            raw: String::new(),
+            cells,
+            at,
+        }))
+    }
+
+    /// The file has ended: a quoted field still open is an error.
+    fn finish(&mut self, file: &str) -> Result<(), ReadError> {
+        match self.open.take() {
+            None => Ok(()),
+            Some(rec) => Err(csv_err(
+                file,
+                rec.start,
+                format!(
+                    "unterminated quote: field {} opened on line {} is not closed before the end of the file",
+                    rec.cells.len() + 1,
+                    rec.start
+                ),
             )),
         }
     }
+}
 
-    fn next_record(&mut self) -> Result<Option<Record>, ReadError> {
-        let Some(first) = self.read_line()? else {
-            return Ok(None);
-        };
-        let start = self.line;
-        if first.starts_with('#') {
-            return Ok(Some(Record {
-                line: start,
-                is_comment: true,
-                raw: strip_eol(&first).to_string(),
-                cells: Vec::new(),
-                at: Vec::new(),
-            }));
+/// Read the cells of one physical line into `rec`, starting inside a quoted field when
+/// `in_quotes`. True when the line ends inside a quoted field.
+fn scan_line(
+    file: &str,
+    line_no: usize,
+    text: &str,
+    rec: &mut OpenRecord,
+    mut in_quotes: bool,
+) -> Result<bool, ReadError> {
+    // The current field was quoted and its closing quote has been seen.
+    let mut closed = false;
+    // Characters read so far on this line (the column of `c`).
+    let mut column = 0usize;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        column += 1;
+        if in_quotes {
+            if c == '"' {
+                if chars.peek() == Some(&'"') {
+                    chars.next();
+                    column += 1;
+                    rec.field.push('"');
+                } else {
+                    in_quotes = false;
+                    closed = true;
+                }
+            } else {
+                // Line breaks inside quotes are kept as written.
+                rec.field.push(c);
+            }
+            continue;
         }
-        let mut cells = Vec::new();
-        let mut at = vec![CellAt {
-            line: start,
-            column: 1,
-            quoted: false,
-        }];
-        let mut field = String::new();
-        let mut chunk = first;
-        // State carried across physical lines: inside a quoted field?
-        let mut in_quotes = false;
-        // The current field was quoted and its closing quote has been seen.
-        let mut closed = false;
-        loop {
-            // Characters read so far on this physical line (the column of `c`).
-            let mut column = 0usize;
-            let mut chars = chunk.chars().peekable();
-            while let Some(c) = chars.next() {
-                column += 1;
-                if in_quotes {
-                    if c == '"' {
-                        if chars.peek() == Some(&'"') {
-                            chars.next();
-                            column += 1;
-                            field.push('"');
-                        } else {
-                            in_quotes = false;
-                            closed = true;
-                        }
-                    } else {
-                        // Line breaks inside quotes are kept as written.
-                        field.push(c);
-                    }
-                    continue;
-                }
-                match c {
-                    '\n' => break,
-                    '\r' if matches!(chars.peek(), Some('\n') | None) => {}
-                    ',' => {
-                        cells.push(std::mem::take(&mut field));
-                        closed = false;
-                        at.push(CellAt {
-                            line: self.line,
-                            column: column + 1,
-                            quoted: false,
-                        });
-                    }
-                    '"' if field.is_empty() && !closed => {
-                        in_quotes = true;
-                        if let Some(a) = at.last_mut() {
-                            a.quoted = true;
-                        }
-                    }
-                    _ if closed => {
-                        return Err(ReadError::new(
-                            ErrorCode::CsvSyntax,
-                            self.file,
-                            Position::line_col(self.line, column),
-                            format!(
-                                "unexpected `{}` after the closing quote of field {}",
-                                c.escape_default(),
-                                cells.len() + 1
-                            ),
-                        ));
-                    }
-                    _ => field.push(c),
+        match c {
+            '\r' if chars.peek().is_none() => {}
+            ',' => {
+                rec.cells.push(std::mem::take(&mut rec.field));
+                closed = false;
+                rec.at.push(CellAt {
+                    line: line_no,
+                    column: column + 1,
+                    quoted: false,
+                });
+            }
+            '"' if rec.field.is_empty() && !closed => {
+                in_quotes = true;
+                if let Some(a) = rec.at.last_mut() {
+                    a.quoted = true;
                 }
             }
-            if !in_quotes {
-                cells.push(field);
-                return Ok(Some(Record {
-                    line: start,
-                    is_comment: false,
-                    raw: String::new(),
-                    cells,
-                    at,
-                }));
+            _ if closed => {
+                return Err(ReadError::new(
+                    ErrorCode::CsvSyntax,
+                    file,
+                    Position::line_col(line_no, column),
+                    format!(
+                        "unexpected `{}` after the closing quote of field {}",
+                        c.escape_default(),
+                        rec.cells.len() + 1
+                    ),
+                ));
             }
-            // The quoted field continues on the next physical line.
-            match self.read_line()? {
-                Some(next) => chunk = next,
-                None => {
-                    return Err(csv_err(
-                        self.file,
-                        start,
-                        format!(
-                            "unterminated quote: field {} opened on line {start} is not closed before the end of the file",
-                            cells.len() + 1
-                        ),
-                    ));
-                }
-            }
+            _ => rec.field.push(c),
         }
     }
+    Ok(in_quotes)
 }
 
 fn strip_eol(s: &str) -> &str {
@@ -935,11 +1006,18 @@ mod tests {
     use super::*;
 
     fn records(s: &str) -> Result<Vec<(usize, Vec<String>)>, ReadError> {
-        let mut r = CsvRecords::new("t.csv", s.as_bytes());
+        let mut r = CsvRecords::default();
         let mut out = Vec::new();
-        while let Some(rec) = r.next_record()? {
-            out.push((rec.line, rec.cells));
-        }
+        let mut lines = Lines::new();
+        let mut each = |line: &[u8], n: u64| -> Result<(), ReadError> {
+            if let Some(rec) = r.line("t.csv", n as usize, line)? {
+                out.push((rec.line, rec.cells));
+            }
+            Ok(())
+        };
+        lines.push(s.as_bytes(), &mut each)?;
+        lines.finish(&mut each)?;
+        r.finish("t.csv")?;
         Ok(out)
     }
 
