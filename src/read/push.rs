@@ -78,7 +78,7 @@ impl Lines {
         mut each: impl FnMut(&[u8], u64) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut rest = chunk;
-        while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+        while let Some(nl) = find_newline(rest) {
             self.line_no += 1;
             if self.partial.is_empty() {
                 each(&rest[..nl], self.line_no)?;
@@ -118,6 +118,26 @@ impl Lines {
     pub fn pending(&self) -> usize {
         self.partial.len()
     }
+}
+
+/// The first `\n` in `bytes`, looked for eight bytes at a time (every byte of a line-oriented
+/// file goes through here).
+pub fn find_newline(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while i + 8 <= bytes.len() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&bytes[i..i + 8]);
+        let x = u64::from_le_bytes(w) ^ (ONES * u64::from(b'\n'));
+        // The lowest flagged byte is the first zero byte of `x` (flags above it may be false).
+        let zero = x.wrapping_sub(ONES) & !x & HIGH;
+        if zero != 0 {
+            return Some(i + (zero.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    bytes[i..].iter().position(|&b| b == b'\n').map(|k| i + k)
 }
 
 /// A reader that needs the whole file at once (small files: launch facts, capture manifests,
@@ -186,6 +206,27 @@ mod tests {
         }
         let bytes: Vec<&[u8]> = text.chunks(1).collect();
         assert_eq!(lines_of(&bytes), whole);
+    }
+
+    #[test]
+    fn finds_the_first_newline_anywhere() {
+        for len in 0..40 {
+            for at in 0..=len {
+                let mut b = vec![b'x'; len];
+                b.extend_from_slice(&[0x8A, 0x0B, 0x09]);
+                if at < len {
+                    b[at] = b'\n';
+                    if at + 2 < len {
+                        b[at + 2] = b'\n';
+                    }
+                }
+                assert_eq!(
+                    find_newline(&b),
+                    b.iter().position(|&c| c == b'\n'),
+                    "{len} {at}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -3,12 +3,12 @@
 use super::artifact::{recognise, recognise_name, ArtifactKind, Recognition, UNRECOGNISED};
 use super::filter::FamilyFilter;
 use super::launch::read_launch_json;
-use super::profile_jsonl::read_profile_jsonl;
+use super::profile_jsonl::ProfileJsonlReader;
 use super::profile_summary::RunSummaryReader;
-use super::prometheus_text::read_prometheus_text;
+use super::prometheus_text::PrometheusTextReader;
 use super::push::{self, Gather, PushReader};
-use super::scrape_jsonl::read_scrapes_jsonl;
-use super::server_csv::read_server_metrics_csv;
+use super::scrape_jsonl::ScrapeJsonlReader;
+use super::server_csv::ServerCsvReader;
 use super::server_json::{ExportReader, Refusal};
 use crate::error::{ErrorCode, Position, ReadError};
 use crate::model::{
@@ -276,17 +276,10 @@ enum Output {
     Manifest(Vec<(String, CaptureMeta)>),
 }
 
-/// The reader of one file inside [`RunReader`]: a [`PushReader`] of its format, or one of
-/// today's whole-file readers standing in for it ([`Whole`]).
+/// The reader of one file inside [`RunReader`]: the [`PushReader`] of its format.
 trait FileRead {
     fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal>;
     fn finish(self: Box<Self>) -> Result<Output, Refusal>;
-    /// The whole file from a reader, nothing having been pushed: `Some` when this reader reads
-    /// it better itself than in pushed chunks ([`Whole`]).
-    fn read_all(
-        self: Box<Self>,
-        input: &mut dyn BufRead,
-    ) -> Result<Result<Output, Refusal>, Box<dyn FileRead>>;
 }
 
 /// The server-metrics JSON export keeps, with an error, the JSON path of a count refused after
@@ -298,13 +291,6 @@ impl FileRead for ExportReader {
 
     fn finish(self: Box<Self>) -> Result<Output, Refusal> {
         self.finish_export().map(Output::ServerJson)
-    }
-
-    fn read_all(
-        self: Box<Self>,
-        _: &mut dyn BufRead,
-    ) -> Result<Result<Output, Refusal>, Box<dyn FileRead>> {
-        Err(self)
     }
 }
 
@@ -325,13 +311,6 @@ impl<P: PushReader + 'static, M: FnOnce(P::Output) -> Output + 'static> FileRead
         let Streamed { reader, into } = *self;
         reader.finish().map(into).map_err(Refusal::from)
     }
-
-    fn read_all(
-        self: Box<Self>,
-        _: &mut dyn BufRead,
-    ) -> Result<Result<Output, Refusal>, Box<dyn FileRead>> {
-        Err(self)
-    }
 }
 
 fn streamed<P, M>(reader: P, into: M) -> Box<dyn FileRead>
@@ -340,47 +319,6 @@ where
     M: FnOnce(P::Output) -> Output + 'static,
 {
     Box::new(Streamed { reader, into })
-}
-
-/// One of today's whole-file readers, fed like a [`PushReader`]: it gathers pushed chunks (as
-/// [`Gather`] does: not memory-bounded) and reads them at the end, or reads a whole file from
-/// its reader itself (a whole buffer in place, a path as it always has). Replaced format by
-/// format by the streaming readers (see [`reader_for`]).
-struct Whole<F> {
-    bytes: Vec<u8>,
-    read: F,
-}
-
-impl<F: FnOnce(&mut dyn BufRead) -> Result<Output, Refusal> + 'static> FileRead for Whole<F> {
-    fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
-        self.bytes.extend_from_slice(chunk);
-        Ok(())
-    }
-
-    fn finish(self: Box<Self>) -> Result<Output, Refusal> {
-        (self.read)(&mut self.bytes.as_slice())
-    }
-
-    fn read_all(
-        self: Box<Self>,
-        input: &mut dyn BufRead,
-    ) -> Result<Result<Output, Refusal>, Box<dyn FileRead>> {
-        if self.bytes.is_empty() {
-            Ok((self.read)(input))
-        } else {
-            Err(self)
-        }
-    }
-}
-
-fn whole<F>(read: F) -> Box<dyn FileRead>
-where
-    F: FnOnce(&mut dyn BufRead) -> Result<Output, Refusal> + 'static,
-{
-    Box::new(Whole {
-        bytes: Vec::new(),
-        read,
-    })
 }
 
 /// `bytes` as text, or `NOT_UTF8` at the first byte that is not.
@@ -419,25 +357,19 @@ fn reader_for(kind: ArtifactKind, name: &str, filter: &FamilyFilter) -> Option<B
     let (name, filter) = (name.to_string(), filter.clone());
     Some(match kind {
         ArtifactKind::ServerMetricsJson => Box::new(ExportReader::new(&name, filter)),
-        ArtifactKind::ServerMetricsCsv => whole(move |b: &mut dyn BufRead| {
-            Ok(Output::ServerCsv(read_server_metrics_csv(
-                &name, b, &filter,
-            )?))
-        }),
-        ArtifactKind::ServerMetricsJsonl => whole(move |b: &mut dyn BufRead| {
-            Ok(Output::Scrapes(
-                read_scrapes_jsonl(&name, b, &filter)?.scrapes,
-            ))
-        }),
-        ArtifactKind::PrometheusText => whole(move |b: &mut dyn BufRead| {
-            let unknown = CaptureMeta::default();
-            Ok(Output::Capture(read_prometheus_text(
-                &name, b, &unknown, &filter,
-            )?))
-        }),
-        ArtifactKind::ProfileJsonl => {
-            whole(move |b: &mut dyn BufRead| Ok(Output::Profile(read_profile_jsonl(&name, b)?)))
+        ArtifactKind::ServerMetricsCsv => {
+            streamed(ServerCsvReader::new(&name, &filter), Output::ServerCsv)
         }
+        ArtifactKind::ServerMetricsJsonl => streamed(
+            ScrapeJsonlReader::new(&name, &filter),
+            |set: crate::model::ScrapeSet| Output::Scrapes(set.scrapes),
+        ),
+        // Capture metadata is applied at finish (a manifest may come after the capture).
+        ArtifactKind::PrometheusText => streamed(
+            PrometheusTextReader::new(&name, &CaptureMeta::default(), &filter),
+            Output::Capture,
+        ),
+        ArtifactKind::ProfileJsonl => streamed(ProfileJsonlReader::new(&name), Output::Profile),
         ArtifactKind::RunSummary => streamed(RunSummaryReader::new(&name), Output::Summary),
         ArtifactKind::LaunchFacts => streamed(
             Gather::new(move |b: &[u8]| read_launch_json(&name, utf8(&name, b)?)),
@@ -655,34 +587,9 @@ impl RunReader {
             };
             cur = decided;
         }
-        let read_alone = match cur.state {
-            State::Reading(kind, reader) => {
-                let mut counted = Counted {
-                    inner: input,
-                    read: 0,
-                    before: self.bytes_read,
-                    progress: self.options.progress.clone(),
-                };
-                match reader.read_all(&mut counted) {
-                    Ok(result) => {
-                        cur.bytes = counted.read;
-                        self.bytes_read += counted.read;
-                        cur.state = State::Ended(kind, outcome_of(result));
-                        true
-                    }
-                    Err(reader) => {
-                        cur.state = State::Reading(kind, reader);
-                        false
-                    }
-                }
-            }
-            other => {
-                cur.state = other;
-                true
-            }
-        };
+        let reading = matches!(cur.state, State::Reading(..));
         self.current = Some(cur);
-        if !read_alone {
+        if reading {
             self.pump(input)?;
         }
         self.end_file();
@@ -835,50 +742,6 @@ impl RunReader {
         self.end_file();
         let RunReader { options, done, .. } = self;
         assemble(done, &options)
-    }
-}
-
-fn outcome_of(result: Result<Output, Refusal>) -> Outcome {
-    match result {
-        Ok(out) => Outcome::Read(Box::new(out)),
-        Err(r) => Outcome::Failed(r),
-    }
-}
-
-/// A reader that counts the bytes handed out and tells a [`Progress`] (with `before`, the
-/// bytes of the run read before this file).
-struct Counted<'r> {
-    inner: &'r mut dyn BufRead,
-    read: u64,
-    before: u64,
-    progress: Option<Progress>,
-}
-
-impl Counted<'_> {
-    fn tell(&mut self, n: usize) {
-        self.read += n as u64;
-        if let Some(p) = &self.progress {
-            (p.0)(self.before + self.read);
-        }
-    }
-}
-
-impl Read for Counted<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.tell(n);
-        Ok(n)
-    }
-}
-
-impl BufRead for Counted<'_> {
-    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, amt: usize) {
-        self.inner.consume(amt);
-        self.tell(amt);
     }
 }
 
