@@ -272,11 +272,12 @@ fn run_bar(len: usize) -> ProgressBar {
     bar
 }
 
-/// The bar of one large run: bytes of its files read of all, speed, time left.
+/// The bar of one large run: bytes of its files read of all, speed, time left (within 80
+/// columns: a wider line wraps and redraws on two).
 fn byte_bar(total: u64) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template(
-        "{bar:30} {bytes}/{total_bytes} read  {bytes_per_sec}  {elapsed_precise} (left ~{eta})",
+        "{bar:30} {bytes}/{total_bytes} read  {bytes_per_sec}  (left ~{eta})",
     ) {
         bar.set_style(style);
     }
