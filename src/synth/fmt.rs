@@ -24,6 +24,16 @@ pub fn py_float(x: f64) -> String {
             "0.0".into()
         };
     }
+    // An integer below 2^53 is exact, and Python prints it with its digits and `.0`
+    // (counts and bucket counts: most of the numbers a long run writes).
+    if x.fract() == 0.0 && x.abs() < 9_007_199_254_740_992.0 {
+        return format!("{}.0", x as i64);
+    }
+    py_float_digits(x)
+}
+
+/// Python `repr` of a finite non-zero float from its shortest round-trip digits.
+fn py_float_digits(x: f64) -> String {
     let e = format!("{:e}", x);
     let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
@@ -275,6 +285,24 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integral_floats_print_as_their_digits_would() {
+        let mut x: u64 = 1;
+        let mut cases = vec![1.0, 9.0, 10.0, 100.0, 1e15, 9_007_199_254_740_991.0];
+        for _ in 0..2000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = (x >> (11 + (x % 50))) as f64;
+            cases.push(v);
+            cases.push(-v);
+        }
+        for v in cases.into_iter().filter(|v| *v != 0.0) {
+            assert_eq!(py_float(v), py_float_digits(v), "{v}");
+        }
+    }
+
     #[test]
     fn python_float_repr() {
         assert_eq!(py_float(81920.0), "81920.0");

@@ -1,12 +1,14 @@
 //! `kvledger account`: the contract result of each run (verdict, rates with bounds, counters).
 
+use crate::batch::Batch;
 use crate::input::{self, is_stdin};
 use crate::out::say;
-use crate::run_args::{emit, read_runs, word, RunArgs};
+use crate::run_args::{select_runs, word, RunArgs};
 use crate::Failure;
 use kvledger::account::output::{Bounds, Counters};
 use kvledger::account::rates::Rate;
 use kvledger::account::{account_run, Accounting, Policy};
+use kvledger::read::Run;
 use kvledger::utc;
 use std::path::PathBuf;
 
@@ -22,7 +24,10 @@ pub fn after_help() -> String {
 A RUN_DIR is one benchmark point laid out as AIPerf writes it (the folder itself,
 aiperf_artifacts/ or aiperf_artifacts/run_0/), or a sweep holding several (conc1/, conc4/,
 profile_runs/run_0001/, ...): each run is read on its own, an unreadable one is reported in its
-place. Several RUN_DIRs are read one by one; FILEs given together form one run. Files kvledger
+place. Several runs (a sweep, a results tree, several RUN_DIRs) are read --jobs at a time and
+printed in argument then path order, the same whatever --jobs; a progress bar shows on a
+terminal, and a summary line (runs, failed, seconds, runs/s, MB/s) ends the batch on stderr
+unless --quiet. FILEs given together form one run. Files kvledger
 does not read (Parquet, CSV summary, inputs.json, plots, logs) are listed as ignored.
 
 The text gives each run's verdict (cache_validity), tier rates with bounds, per-role counters,
@@ -214,11 +219,14 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let stdin_policy = args.policy.as_deref().is_some_and(is_stdin);
     args.run.check(&[("--policy", stdin_policy)])?;
     let policy = policy(&args)?;
-    let runs = read_runs(&args.run, kvledger::account::families_read())?;
-    let results: Vec<(String, Result<Accounting, _>)> = runs
-        .runs
-        .into_iter()
-        .map(|(label, run)| (label, run.map(|r| account_run(&r, &policy))))
-        .collect();
-    emit("account", &results, &runs.stray, args.run.json, render)
+    let runs = select_runs(&args.run, kvledger::account::families_read())?;
+    Batch {
+        command: "account",
+        json: args.run.json,
+        jobs: args.run.jobs(),
+        quiet: args.run.quiet,
+        process: &|run: &Run| account_run(run, &policy),
+        table: render,
+    }
+    .run(&runs)
 }

@@ -1,7 +1,8 @@
 //! `kvledger inspect`: what a run's artifacts contain.
 
+use crate::batch::Batch;
 use crate::out::say;
-use crate::run_args::{emit, read_runs, word, RunArgs};
+use crate::run_args::{select_runs, word, RunArgs};
 use crate::Failure;
 use kvledger::inspect::{inspect_run, RunInspection};
 use kvledger::utc;
@@ -13,7 +14,10 @@ pub const AFTER_HELP: &str = "\
 A RUN_DIR is one benchmark point laid out as AIPerf writes it (the folder itself,
 aiperf_artifacts/ or aiperf_artifacts/run_0/), or a sweep holding several (conc1/, conc4/,
 profile_runs/run_0001/, ...): each run is read on its own, an unreadable one is reported in its
-place. Several RUN_DIRs are read one by one; FILEs given together form one run. Files kvledger
+place. Several runs (a sweep, a results tree, several RUN_DIRs) are read --jobs at a time and
+printed in argument then path order, the same whatever --jobs; a progress bar shows on a
+terminal, and a summary line (runs, failed, seconds, runs/s, MB/s) ends the batch on stderr
+unless --quiet. FILEs given together form one run. Files kvledger
 does not read (Parquet, CSV summary, inputs.json, plots, logs) are listed as ignored; a FILE
 named on the command line that matches no format is refused (UNKNOWN_FORMAT).
 
@@ -188,11 +192,14 @@ pub fn render(label: &str, r: &RunInspection) -> String {
 
 pub fn main(args: Args) -> Result<(), Failure> {
     args.run.check(&[])?;
-    let runs = read_runs(&args.run, kvledger::read::FamilyFilter::all())?;
-    let results: Vec<(String, Result<RunInspection, _>)> = runs
-        .runs
-        .into_iter()
-        .map(|(label, run)| (label, run.map(|r| inspect_run(&r))))
-        .collect();
-    emit("inspect", &results, &runs.stray, args.run.json, render)
+    let runs = select_runs(&args.run, kvledger::read::FamilyFilter::all())?;
+    Batch {
+        command: "inspect",
+        json: args.run.json,
+        jobs: args.run.jobs(),
+        quiet: args.run.quiet,
+        process: &inspect_run,
+        table: render,
+    }
+    .run(&runs)
 }

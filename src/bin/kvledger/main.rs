@@ -4,6 +4,8 @@
 #[cfg(not(target_arch = "wasm32"))]
 mod account;
 #[cfg(not(target_arch = "wasm32"))]
+mod batch;
+#[cfg(not(target_arch = "wasm32"))]
 mod cli;
 #[cfg(not(target_arch = "wasm32"))]
 mod input;

@@ -2,11 +2,10 @@
 //! and their output: one text block or one `--json` envelope per run.
 
 use crate::input::{self, is_stdin, stdin_once, STDIN_LABEL};
-use crate::out::{self, envelope, say};
 use crate::Failure;
-use kvledger::error::RunOutcome;
 use kvledger::read::artifact::UNRECOGNISED;
 use kvledger::read::launch::{launch_from_env, read_launch_json};
+use kvledger::read::run::Progress;
 use kvledger::read::run_dir::{discover_runs, no_artifacts};
 use kvledger::read::{
     read_run, recognise, CaptureMeta, FamilyFilter, IgnoredFile, InputFile, Run, RunOptions,
@@ -60,6 +59,22 @@ pub struct RunArgs {
     /// content, which works for every AIPerf export but not for a capture without # HELP]
     #[arg(long, value_name = "NAME")]
     stdin_name: Option<String>,
+
+    /// Runs read at the same time when there are several (a sweep, a results tree, several
+    /// RUN_DIRs); the output is the same whatever N [default: the number of cores]
+    #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
+    jobs: Option<usize>,
+
+    /// No progress bar and no summary line on stderr (errors are still printed)
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+fn parse_jobs(v: &str) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("expected a whole number of runs at a time, at least 1".to_string()),
+    }
 }
 
 fn parse_capture(v: &str) -> Result<(String, CaptureMeta), String> {
@@ -84,6 +99,11 @@ fn parse_capture(v: &str) -> Result<(String, CaptureMeta), String> {
 }
 
 impl RunArgs {
+    /// Workers for a batch of runs: `--jobs`, else the cores.
+    pub fn jobs(&self) -> usize {
+        self.jobs.unwrap_or_else(crate::batch::default_jobs)
+    }
+
     fn stdin_paths(&self) -> usize {
         self.paths.iter().filter(|p| is_stdin(p)).count()
     }
@@ -299,92 +319,71 @@ pub fn file_label(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// Every run the arguments name, each read on its own: label and run, or the error that
-/// stopped reading it, in argument then path order; and the files of sweeps in no run.
+/// The runs the arguments name, not read yet: each is read when [`Runs::read`] is called, so
+/// a tree of thousands of runs is never held in memory at once. In argument then path order;
+/// the files of sweeps that belong to no run beside.
 pub struct Runs {
-    pub runs: Vec<(String, Result<Run, ReadError>)>,
-    pub stray: Vec<IgnoredFile>,
+    opts: RunOptions,
+    sel: Selection,
 }
 
-/// Read every run the arguments name; a run that cannot be read keeps its error in its
-/// place (the other runs are still read).
-pub fn read_runs(args: &RunArgs, default_families: FamilyFilter) -> Result<Runs, Failure> {
+/// Select the runs the arguments name (walking the directories, reading no run yet).
+pub fn select_runs(args: &RunArgs, default_families: FamilyFilter) -> Result<Runs, Failure> {
     let opts = options(args, default_families)?;
     let sel = select(args)?;
-    let mut runs = Vec::with_capacity(sel.runs.len());
-    for r in sel.runs {
-        let inputs: Vec<InputFile<'_>> = r
+    Ok(Runs { opts, sel })
+}
+
+impl Runs {
+    pub fn len(&self) -> usize {
+        self.sel.runs.len()
+    }
+
+    pub fn label(&self, i: usize) -> &str {
+        &self.sel.runs[i].label
+    }
+
+    pub fn stray(&self) -> &[IgnoredFile] {
+        &self.sel.stray
+    }
+
+    fn inputs(&self, i: usize) -> Vec<InputFile<'_>> {
+        self.sel.runs[i]
             .files
             .iter()
             .map(|f| match f {
                 FileRef::Path(p) => InputFile::path(file_label(p), p.clone()),
-                FileRef::Stdin => InputFile::bytes(sel.stdin.0.clone(), &sel.stdin.1),
+                FileRef::Stdin => InputFile::bytes(self.sel.stdin.0.clone(), &self.sel.stdin.1),
             })
-            .collect();
-        let result = read_run(&inputs, &opts).map(|mut run| {
-            run.ignored.extend(r.ignored);
-            run.ignored.sort();
-            run
-        });
-        runs.push((r.label, result));
+            .collect()
     }
-    Ok(Runs {
-        runs,
-        stray: sel.stray,
-    })
-}
 
-/// Print one result per run: its text block (`table`), or under `--json` one envelope line.
-/// One run that cannot be read fails the command with its error; with several, each error is
-/// shown in its run's place and the command fails (exit 1) after printing every run.
-pub fn emit<T: serde::Serialize>(
-    command: &str,
-    results: &[(String, Result<T, ReadError>)],
-    stray: &[IgnoredFile],
-    json: bool,
-    table: fn(&str, &T) -> String,
-) -> Result<(), Failure> {
-    if let [(label, Err(e))] = results {
-        if json {
-            out::print(&envelope(
-                Some(command),
-                RunOutcome::<&T>::new(label.as_str(), Err(e)),
-            )?)?;
-            return Err(Failure::Reported(format!("error {e}")));
-        }
-        return Err(Failure::Read(e.clone()));
+    /// The size of run `i`'s files in bytes (a file that cannot be stat'ed counts 0: reading
+    /// it reports the error).
+    pub fn bytes(&self, i: usize) -> u64 {
+        self.inputs(i).iter().filter_map(|f| f.size()).sum()
     }
-    for (i, (label, r)) in results.iter().enumerate() {
-        let text = if json {
-            envelope(Some(command), RunOutcome::new(label.as_str(), r.as_ref()))?
-        } else {
-            let block = match r {
-                Ok(v) => table(label, v),
-                Err(e) => format!("run: {label}\n  error {e}\n"),
-            };
-            if i > 0 {
-                format!("\n{block}")
-            } else {
-                block
+
+    /// Read run `i` on its own, telling `progress` (if any) the bytes read so far.
+    pub fn read(&self, i: usize, progress: Option<Progress>) -> Result<Run, ReadError> {
+        let r = &self.sel.runs[i];
+        let inputs = self.inputs(i);
+        let read = match progress {
+            None => read_run(&inputs, &self.opts),
+            Some(p) => {
+                let opts = RunOptions {
+                    progress: Some(p),
+                    ..self.opts.clone()
+                };
+                read_run(&inputs, &opts)
             }
         };
-        out::print(&text)?;
+        read.map(|mut run| {
+            run.ignored.extend(r.ignored.iter().cloned());
+            run.ignored.sort();
+            run
+        })
     }
-    if !json && !stray.is_empty() {
-        let mut text = String::from("\nnot in any run:\n");
-        for s in stray {
-            say!(text, "  ignored  {}  ({})", s.name, s.reason);
-        }
-        out::print(&text)?;
-    }
-    let failed = results.iter().filter(|(_, r)| r.is_err()).count();
-    if failed > 0 {
-        return Err(Failure::Reported(format!(
-            "{failed} of {} runs could not be read",
-            results.len()
-        )));
-    }
-    Ok(())
 }
 
 /// A value as the JSON output spells it, for text output: a string or number as is, `null`

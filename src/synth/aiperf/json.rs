@@ -232,11 +232,15 @@ fn gauge_out(v: &[(u64, f64)], w: &Window) -> Option<SeriesOut> {
         let g = grid(w);
         let n = g.len();
         for (i, (s, e, complete)) in g.into_iter().enumerate() {
-            let xs: Vec<f64> = inw
-                .iter()
-                .filter(|(t, _)| *t >= s && (*t < e || (i + 1 == n && *t == e)))
-                .map(|x| x.1)
-                .collect();
+            // Samples are in scrape order, so a slice's samples are one run of them: found by
+            // bisection, not by a scan of every sample per slice (quadratic in the duration).
+            let from = inw.partition_point(|(t, _)| *t < s);
+            let to = if i + 1 == n {
+                inw.partition_point(|(t, _)| *t <= e)
+            } else {
+                inw.partition_point(|(t, _)| *t < e)
+            };
+            let xs: Vec<f64> = inw[from..to.max(from)].iter().map(|x| x.1).collect();
             if xs.is_empty() {
                 continue;
             }

@@ -12,7 +12,7 @@ use crate::synth::out::{rel, Out, Sink};
 use crate::synth::plan::Plan;
 use crate::synth::rng::{hash, Rng};
 use crate::synth::scrape::{Cum, Step, Val, Walker};
-use crate::synth::series::{Field, Moment, SeriesDef, Src};
+use crate::synth::series::{Field, HistKind, Moment, SeriesDef, Src};
 use crate::synth::spec::{Schema, SynthError};
 use crate::synth::workload::{Phase, ReqRecord};
 use std::collections::{BTreeMap, VecDeque};
@@ -111,6 +111,7 @@ pub fn pass1(
     };
     let mut pj = Out::open(sink, &rel("profile_export.jsonl"))?;
     let groups = groups_of(plan);
+    let parts = LineParts::of(plan);
     let mut info = vec![EpInfo::default(); n_ep];
     let mut edges = vec![Edges::default(); n_ep];
     let mut decreased = vec![false; n_ep];
@@ -156,7 +157,7 @@ pub fn pass1(
                     .find(|s| s.ep == ep)
                     .map(|s| s.latency_ns(idx))
                     .unwrap_or(3_000_000);
-                let (line, ctr_vals) = metrics_line(plan, &w, &groups[ep], idx, None);
+                let (line, ctr_vals) = metrics_line(plan, &parts, &w, &groups[ep], idx, None);
                 // Counter decreases (a restart) between consecutive scrapes.
                 if !last_ctr[ep].is_empty()
                     && last_ctr[ep].len() == ctr_vals.len()
@@ -174,7 +175,8 @@ pub fn pass1(
                         // The altered copy first: in file order too, no value decreases.
                         if dup_ts.due(plan, ep, ts) {
                             if let Some(alt) = dup_ts.pick(plan, &w, &groups[ep], idx) {
-                                let (l2, _) = metrics_line(plan, &w, &groups[ep], idx, Some(alt));
+                                let (l2, _) =
+                                    metrics_line(plan, &parts, &w, &groups[ep], idx, Some(alt));
                                 write_scrape(plan, out, ep, ts, &l2, lat)?;
                                 dup_ts.written = true;
                             }
@@ -281,10 +283,45 @@ impl Edges {
     }
 }
 
+/// What every scrape line repeats, built once per run: each series' `"labels":{...},`
+/// prefix and each histogram kind's bucket keys (`"0.5":`). Formatting them per scrape was
+/// most of a long run's time.
+pub(crate) struct LineParts {
+    labels: Vec<String>,
+    le_keys: Vec<Vec<String>>,
+}
+
+impl LineParts {
+    pub(crate) fn of(plan: &Plan) -> LineParts {
+        let labels = plan
+            .series
+            .iter()
+            .map(|s| {
+                if s.labels.is_empty() {
+                    String::new()
+                } else {
+                    format!("\"labels\":{},", labels_json(&s.labels))
+                }
+            })
+            .collect();
+        let le_keys = HistKind::ALL
+            .iter()
+            .map(|k| {
+                k.le_strings()
+                    .iter()
+                    .map(|le| format!("{}:", jstr(le)))
+                    .collect()
+            })
+            .collect();
+        LineParts { labels, le_keys }
+    }
+}
+
 /// The `metrics` object of one scrape (compact orjson) and its counter values in series
 /// order; `alt` replaces one series' value (the duplicate-timestamp fault's copy).
 fn metrics_line(
     plan: &Plan,
+    parts: &LineParts,
     w: &Walker,
     groups: &Groups,
     idx: u32,
@@ -292,10 +329,11 @@ fn metrics_line(
 ) -> (String, Vec<f64>) {
     let mut line = String::with_capacity(1 << 12);
     let mut ctr_vals = Vec::new();
+    let mut samples = String::new();
     line.push('{');
     let mut first_f = true;
     for (fam, sids) in groups {
-        let mut samples = String::new();
+        samples.clear();
         for &sid in sids {
             let s = &plan.series[sid];
             let v = match alt {
@@ -307,13 +345,13 @@ fn metrics_line(
                     ctr_vals.push(x);
                 }
             }
-            let Some(body) = sample_json(s, &v) else {
+            if matches!(v, Val::Absent) {
                 continue;
-            };
+            }
             if !samples.is_empty() {
                 samples.push(',');
             }
-            samples.push_str(&body);
+            sample_json(&mut samples, parts, sid, s, &v);
         }
         if samples.is_empty() {
             continue;
@@ -331,34 +369,38 @@ fn metrics_line(
     (line, ctr_vals)
 }
 
-/// One sample's JSON object, `None` for a series not (yet) exported.
-fn sample_json(s: &SeriesDef, v: &Val) -> Option<String> {
-    let lab = if s.labels.is_empty() {
-        String::new()
-    } else {
-        format!("\"labels\":{},", labels_json(&s.labels))
-    };
-    Some(match v {
-        Val::Absent => return None,
-        Val::S(x) => format!("{{{lab}\"value\":{}}}", jf(*x)),
-        Val::H { cum, sum, count } => {
-            let les = match s.src {
-                Src::Hist(k) => k.le_strings(),
-                _ => Vec::new(),
-            };
-            let b: Vec<String> = les
-                .iter()
-                .zip(cum)
-                .map(|(le, c)| format!("{}:{}", jstr(le), py_float(*c as f64)))
-                .collect();
-            format!(
-                "{{{lab}\"buckets\":{{{}}},\"sum\":{},\"count\":{}}}",
-                b.join(","),
-                jf(*sum),
-                py_float(*count as f64)
-            )
+/// Append one exported sample's JSON object to `out`.
+fn sample_json(out: &mut String, parts: &LineParts, sid: usize, s: &SeriesDef, v: &Val) {
+    let lab = &parts.labels[sid];
+    match v {
+        Val::Absent => {}
+        Val::S(x) => {
+            out.push('{');
+            out.push_str(lab);
+            out.push_str("\"value\":");
+            out.push_str(&jf(*x));
+            out.push('}');
         }
-    })
+        Val::H { cum, sum, count } => {
+            out.push('{');
+            out.push_str(lab);
+            out.push_str("\"buckets\":{");
+            if let Src::Hist(k) = s.src {
+                for (i, (key, c)) in parts.le_keys[k as usize].iter().zip(cum).enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(key);
+                    out.push_str(&py_float(*c as f64));
+                }
+            }
+            out.push_str("},\"sum\":");
+            out.push_str(&jf(*sum));
+            out.push_str(",\"count\":");
+            out.push_str(&py_float(*count as f64));
+            out.push('}');
+        }
+    }
 }
 
 /// One JSONL line: a scrape of endpoint `ep` at `ts`.
