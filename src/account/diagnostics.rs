@@ -2,6 +2,7 @@
 //! priced; reported beside the rates. Names follow `research/engine-metrics.md`.
 
 use super::evidence::{Evidence, SeriesKey};
+use super::lookup::of_endpoint;
 use crate::engines::{Engine, REPLICA_LABELS};
 use crate::model::Labels;
 use crate::read::names::canonical_family;
@@ -43,9 +44,7 @@ fn gauges_of<'a>(
     endpoint: &'a str,
     family: &'a str,
 ) -> impl Iterator<Item = (&'a SeriesKey, &'a (Option<f64>, Option<f64>))> + 'a {
-    ev.gauges
-        .iter()
-        .filter(move |(k, _)| k.endpoint_url == endpoint && canonical_family(&k.spelling) == family)
+    of_endpoint(&ev.gauges, endpoint).filter(move |(k, _)| canonical_family(&k.spelling) == family)
 }
 
 /// Usage gauge (mean of series averages, max of series maxima), as a fraction.

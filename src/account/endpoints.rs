@@ -4,6 +4,7 @@
 //! decided from. Also what an engine adapter sees of an endpoint (`present_keys`).
 
 use super::evidence::Evidence;
+use super::lookup::of_endpoint;
 use super::roles::EndpointFacts;
 use crate::engines::{detect_engine, dynamo, sglang, trtllm, Counter, Engine};
 use crate::model::{Labels, LaunchFacts, MetricType};
@@ -54,12 +55,9 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
         .unwrap_or_default();
     match engine {
         Engine::Sglang => {
-            let sets: Vec<&Labels> = ev
-                .series
-                .keys()
-                .filter(|k| {
-                    k.endpoint_url == endpoint && canonical_family(&k.spelling) == sglang::CACHED
-                })
+            let sets: Vec<&Labels> = of_endpoint(&ev.series, endpoint)
+                .map(|(k, _)| k)
+                .filter(|k| canonical_family(&k.spelling) == sglang::CACHED)
                 .map(|k| &k.labels)
                 .collect();
             match sglang::breakdown(sets) {
@@ -83,9 +81,8 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
                         Some(MetricType::Histogram | MetricType::Gauge)
                     )
                 })
-                && ev.series.keys().any(|k| {
-                    k.endpoint_url == endpoint && canonical_family(&k.spelling) == trtllm::CACHED
-                });
+                && of_endpoint(&ev.series, endpoint)
+                    .any(|(k, _)| canonical_family(&k.spelling) == trtllm::CACHED);
             if is_counter {
                 present.insert(trtllm::MARK_CACHED_COUNTER.to_string());
             }
@@ -101,9 +98,8 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
                 present.insert(trtllm::MARK_CACHED_HISTOGRAM.to_string());
             }
             let tier_present = |c: Counter| {
-                ev.series.keys().any(|k| {
-                    k.endpoint_url == endpoint
-                        && canonical_family(&k.spelling) == trtllm::BY_TIER
+                of_endpoint(&ev.series, endpoint).any(|(k, _)| {
+                    canonical_family(&k.spelling) == trtllm::BY_TIER
                         && k.labels
                             .get("cache_tier")
                             .and_then(|t| trtllm::tier_counter(t))
@@ -118,9 +114,8 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
             }
         }
         Engine::Vllm => {
-            let external = ev.series.keys().any(|k| {
-                k.endpoint_url == endpoint
-                    && canonical_family(&k.spelling) == crate::engines::vllm::BY_SOURCE
+            let external = of_endpoint(&ev.series, endpoint).any(|(k, _)| {
+                canonical_family(&k.spelling) == crate::engines::vllm::BY_SOURCE
                     && k.labels
                         .get("source")
                         .is_some_and(|v| v.eq_ignore_ascii_case("external_kv_transfer"))

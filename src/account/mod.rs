@@ -27,6 +27,7 @@ pub mod diagnostics;
 pub mod endpoints;
 pub mod evidence;
 pub mod interval;
+pub mod lookup;
 pub mod output;
 pub mod policy;
 pub mod pools;

@@ -7,6 +7,7 @@
 use super::endpoints::present_keys;
 use super::evidence::SeriesKey;
 use super::interval::{bound, Bounded, Interval, Method};
+use super::lookup::of_endpoint;
 use super::roles::{is_priced_role, Deployment};
 use super::verdict::{Reason, ReasonCode};
 use super::Ctx;
@@ -121,11 +122,8 @@ pub fn count(
 /// Any series of a priced endpoint (canonical or diagnostic) with two samples at one
 /// timestamp that differ: the scrape file contradicts itself.
 fn sample_conflicts(ctx: &Ctx<'_>, endpoint: &str, reasons: &mut Vec<Reason>) {
-    let families: BTreeSet<&str> = ctx
-        .ev
-        .series
-        .iter()
-        .filter(|(k, e)| k.endpoint_url == endpoint && e.sample_conflict)
+    let families: BTreeSet<&str> = of_endpoint(&ctx.ev.series, endpoint)
+        .filter(|(_, e)| e.sample_conflict)
         .map(|(k, _)| k.spelling.as_str())
         .collect();
     for family in families {
@@ -171,15 +169,7 @@ fn map_series(
     let families = ctx.ev.families.get(endpoint);
     let at = ctx.series_context(endpoint);
     let mut mapped: BTreeMap<Counter, BTreeMap<String, Pools>> = BTreeMap::new();
-    let from = SeriesKey {
-        endpoint_url: endpoint.to_string(),
-        spelling: String::new(),
-        labels: Labels::new(),
-    };
-    for (key, sev) in ctx.ev.series.range(from..) {
-        if key.endpoint_url != endpoint {
-            break;
-        }
+    for (key, sev) in of_endpoint(&ctx.ev.series, endpoint) {
         let canon = canonical_family(&key.spelling);
         let view = FamilyView {
             key: &canon,

@@ -77,22 +77,18 @@ fn role_from_labels(labels: &Labels, disaggregated_run: bool) -> Option<Role> {
     None
 }
 
-/// The launch facts' role for a `host:port`.
-fn role_from_launch(launch: &LaunchFacts, hp: &str) -> Vec<Role> {
-    let mut roles = BTreeSet::new();
-    if launch.prefill_endpoints.iter().any(|e| e == hp) {
-        roles.insert(Role::Prefill);
+/// The launch facts' roles by `host:port`, built once (a lookup per endpoint instead of a
+/// scan of every launch list).
+fn launch_roles(launch: &LaunchFacts) -> BTreeMap<&str, BTreeSet<Role>> {
+    let mut roles: BTreeMap<&str, BTreeSet<Role>> = BTreeMap::new();
+    let listed = (launch.prefill_endpoints.iter().map(|e| (e, Role::Prefill)))
+        .chain(launch.decode_endpoints.iter().map(|e| (e, Role::Decode)))
+        .chain(launch.agg_endpoints.iter().map(|e| (e, Role::Unified)))
+        .chain(launch.endpoint_roles.iter().map(|(e, r)| (e, *r)));
+    for (hp, role) in listed {
+        roles.entry(hp.as_str()).or_default().insert(role);
     }
-    if launch.decode_endpoints.iter().any(|e| e == hp) {
-        roles.insert(Role::Decode);
-    }
-    if launch.agg_endpoints.iter().any(|e| e == hp) {
-        roles.insert(Role::Unified);
-    }
-    if let Some(r) = launch.endpoint_roles.get(hp) {
-        roles.insert(*r);
-    }
-    roles.into_iter().collect()
+    roles
 }
 
 /// Decide every endpoint's role. Reasons: `role_conflict` where launch facts and labels
@@ -118,6 +114,7 @@ pub fn assign(
     });
     let run = RunFacts {
         launch,
+        launch_roles: launch.map(launch_roles).unwrap_or_default(),
         launch_lists_roles,
         engine_endpoints,
         disaggregated_run,
@@ -131,6 +128,7 @@ pub fn assign(
 /// What deciding one endpoint's role needs to know about the run.
 struct RunFacts<'a> {
     launch: Option<&'a LaunchFacts>,
+    launch_roles: BTreeMap<&'a str, BTreeSet<Role>>,
     launch_lists_roles: bool,
     engine_endpoints: usize,
     disaggregated_run: bool,
@@ -147,7 +145,11 @@ fn decide(
     let (launch, launch_lists_roles, engine_endpoints) =
         (run.launch, run.launch_lists_roles, run.engine_endpoints);
     let hp = host_port(url);
-    let from_launch = launch.map(|l| role_from_launch(l, &hp)).unwrap_or_default();
+    let from_launch: Vec<Role> = run
+        .launch_roles
+        .get(hp.as_str())
+        .map(|r| r.iter().copied().collect())
+        .unwrap_or_default();
     let mut labelled: BTreeSet<Role> = facts
         .label_sets
         .iter()

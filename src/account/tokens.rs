@@ -5,6 +5,7 @@
 use super::diagnostics;
 use super::evidence::Evidence;
 use super::interval::{bound, Interval};
+use super::lookup::of_endpoint;
 use super::output::{TokenSource, Tokens};
 use super::request_scope;
 use super::roles::RoleDecision;
@@ -12,19 +13,21 @@ use super::Ctx;
 use crate::engines::{dynamo, Engine};
 use crate::model::Role;
 use crate::read::names::canonical_family;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// The estimate of a non-canonical counter family summed over some endpoints.
+/// The estimate of a non-canonical counter family summed over some endpoints (each counted
+/// once), added in series-key order so the sum does not depend on the order given.
 pub fn family_estimate(ctx: &Ctx<'_>, endpoints: &[&String], family: &str) -> Option<f64> {
+    let endpoints: BTreeSet<&str> = endpoints.iter().map(|e| e.as_str()).collect();
     let mut total = None;
-    for (k, sev) in &ctx.ev.series {
-        if !endpoints.iter().any(|e| **e == k.endpoint_url)
-            || canonical_family(&k.spelling) != family
-        {
-            continue;
+    for endpoint in endpoints {
+        let at = ctx.series_context(endpoint);
+        for (k, sev) in of_endpoint(&ctx.ev.series, endpoint) {
+            if canonical_family(&k.spelling) == family {
+                let b = bound(sev, &at, ctx.policy);
+                total = Some(total.unwrap_or(0.0) + b.interval.est);
+            }
         }
-        let b = bound(sev, &ctx.series_context(&k.endpoint_url), ctx.policy);
-        total = Some(total.unwrap_or(0.0) + b.interval.est);
     }
     total
 }

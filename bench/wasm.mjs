@@ -1,0 +1,104 @@
+// The WASM build in Node against the native CLI on the same bytes, in the same run.
+//   node bench/wasm.mjs [--cli PATH] [--repeats N] [--tsv OUT] FILE...
+// For each FILE (an AIPerf file kvledger recognises by its name, e.g. server_metrics_export.json)
+// it times `accountRun([{ name, bytes }])` of the npm package's Node entry (pkg/ from
+// scripts/build-pkg) and `kvledger account --json FILE` (the native CLI, the baseline: same
+// bytes, one run made of that one file), best of N each, and prints WASM ÷ native throughput.
+// Each file is accounted in a fresh Node process, so the wasm linear memory after the call
+// (`WebAssembly.Memory.buffer.byteLength`: it only grows) is that input's high-water mark.
+// Both sides' verdicts are compared: a ratio between different results would mean nothing.
+import { execFileSync } from "node:child_process";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const args = process.argv.slice(2);
+
+function option(name, fallback) {
+  const i = args.indexOf(name);
+  if (i < 0) return fallback;
+  const v = args[i + 1];
+  args.splice(i, 2);
+  return v;
+}
+
+function best(fn, repeats) {
+  let min = Infinity;
+  let out;
+  for (let i = 0; i < repeats; i++) {
+    const t = performance.now();
+    out = fn();
+    min = Math.min(min, performance.now() - t);
+  }
+  return { ms: min, out };
+}
+
+/** In the child: account one file with the WASM build; print timing and memory as JSON. */
+async function one(file, repeats) {
+  const { accountRun } = await import("../js/node.mjs");
+  const glue = await import("../pkg/web/kvledger.js");
+  const bytes = readFileSync(file);
+  const files = [{ name: path.basename(file), bytes }];
+  const { ms, out } = best(() => accountRun(files), repeats);
+  // The glue's initSync returns the instance's exports once initialised (the entry did it).
+  const memory = glue.initSync({ module: new Uint8Array() }).memory.buffer.byteLength;
+  process.stdout.write(JSON.stringify({ ms, memory, status: out.cache_validity.status }));
+}
+
+function native(cli, file, repeats) {
+  return best(() => {
+    const text = execFileSync(cli, ["account", "--json", file], { maxBuffer: 1 << 30 });
+    return JSON.parse(text).result.cache_validity.status;
+  }, repeats);
+}
+
+async function main() {
+  if (args[0] === "--one") return one(args[1], Number(args[2]));
+  const cli = option("--cli", path.join(ROOT, "target", "release", "kvledger"));
+  const repeats = Number(option("--repeats", "3"));
+  const tsvPath = option("--tsv", null);
+  if (!args.length) {
+    console.error("usage: node bench/wasm.mjs [--cli PATH] [--repeats N] [--tsv OUT] FILE...");
+    process.exit(2);
+  }
+  const rows = [];
+  console.log("file                                   size_MB  wasm_MB/s  native_MB/s  wasm/native  wasm_mem_MB  mem/input");
+  for (const file of args) {
+    const size = statSync(file).size;
+    const child = execFileSync(process.execPath, [fileURLToPath(import.meta.url), "--one", file, String(repeats)], {
+      maxBuffer: 1 << 20,
+    });
+    const w = JSON.parse(child);
+    const n = native(cli, file, repeats);
+    if (n.out !== w.status) {
+      console.error(`${file}: the WASM verdict ${w.status} differs from the native ${n.out}`);
+      process.exit(1);
+    }
+    const mbs = (ms) => size / 1e6 / (ms / 1000);
+    const row = {
+      file,
+      bytes: size,
+      wasm_s: w.ms / 1000,
+      native_s: n.ms / 1000,
+      ratio: n.ms / w.ms,
+      memory: w.memory,
+      mem_ratio: w.memory / size,
+    };
+    rows.push(row);
+    const name = path.relative(process.cwd(), file);
+    console.log(
+      `${name.slice(-38).padEnd(38)} ${(size / 1e6).toFixed(1).padStart(8)} ${mbs(w.ms).toFixed(1).padStart(10)} ${mbs(n.ms).toFixed(1).padStart(12)} ${row.ratio.toFixed(3).padStart(12)} ${(w.memory / 1e6).toFixed(1).padStart(12)} ${row.mem_ratio.toFixed(2).padStart(10)}`,
+    );
+  }
+  console.log("wasm/native: the WASM build's throughput / the native CLI's on the same file (best of " + repeats + "); mem: wasm linear memory after the call");
+  if (tsvPath) {
+    const head = "file\tbytes\twasm_s\tnative_s\twasm_vs_native\twasm_memory_bytes\twasm_memory_vs_input\n";
+    writeFileSync(
+      tsvPath,
+      head + rows.map((r) => [r.file, r.bytes, r.wasm_s, r.native_s, r.ratio.toFixed(4), r.memory, r.mem_ratio.toFixed(4)].join("\t")).join("\n") + "\n",
+    );
+  }
+}
+
+await main();
