@@ -59,7 +59,13 @@ impl<'a> InputFile<'a> {
                 let f = std::fs::File::open(p).map_err(|e| {
                     ReadError::whole(ErrorCode::Io, &self.name, format!("cannot open: {e}"))
                 })?;
-                Ok(Box::new(BufReader::with_capacity(push::CHUNK, f)))
+                // A buffer no larger than the file: a tree of thousands of small runs would
+                // otherwise map and unmap 8 MiB per file (and, with --jobs, shoot down TLBs).
+                let size = f.metadata().map_or(0, |m| m.len());
+                let capacity = usize::try_from(size.saturating_add(1))
+                    .unwrap_or(usize::MAX)
+                    .clamp(8 << 10, push::CHUNK);
+                Ok(Box::new(BufReader::with_capacity(capacity, f)))
             }
         }
     }
