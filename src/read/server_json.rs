@@ -46,7 +46,7 @@ pub fn read_server_metrics_json<R: Read>(
     reader: R,
     filter: &FamilyFilter,
 ) -> Result<ServerMetricsExport, ReadError> {
-    read_export(file, reader, filter).map_err(|r| r.error)
+    push::drive(file, ExportReader::new(file, filter.clone()), reader)
 }
 
 /// A refused export: the error, and for a count refused after its value streamed by, the
@@ -63,32 +63,6 @@ impl From<ReadError> for Refusal {
             relocate: None,
         }
     }
-}
-
-/// [`read_server_metrics_json`], keeping what a caller needs to place a late refusal.
-pub(crate) fn read_export<R: Read>(
-    file: &str,
-    mut input: R,
-    filter: &FamilyFilter,
-) -> Result<ServerMetricsExport, Refusal> {
-    let mut reader = ExportReader::new(file, filter.clone());
-    let mut buf = vec![0u8; push::CHUNK];
-    loop {
-        let n = match input.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                return Err(
-                    ReadError::whole(ErrorCode::Io, file, format!("cannot read: {e}")).into(),
-                )
-            }
-        };
-        if let Err(e) = reader.push(&buf[..n]) {
-            return Err(reader.refusal(e));
-        }
-    }
-    reader.finish_export()
 }
 
 /// How a refused count is named: "counter value at `path`".
