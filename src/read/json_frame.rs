@@ -148,8 +148,6 @@ pub(crate) struct Framer {
     seen_content: bool,
     /// The last byte of the document seen (for the position of an EOF error).
     last: LineCol,
-    /// Bytes consumed so far.
-    consumed: u64,
     /// The most bytes one value may take before the document is refused.
     max_value: usize,
 }
@@ -169,14 +167,8 @@ impl Framer {
             gathering: None,
             seen_content: false,
             last: LineCol { line: 1, column: 1 },
-            consumed: 0,
             max_value,
         }
-    }
-
-    /// Bytes held for a value not yet complete.
-    pub(crate) fn pending(&self) -> usize {
-        self.pending.len()
     }
 
     /// Take the next chunk of the document.
@@ -267,7 +259,6 @@ impl Framer {
             self.last = cursor.line_col(data, data.len() - 1);
         }
         self.anchor = cursor.advanced(data, used);
-        self.consumed += used as u64;
         Ok(used)
     }
 

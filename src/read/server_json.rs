@@ -381,17 +381,20 @@ impl<K> RawSeriesStats<K> {
 
 impl<K> RawSeries<K> {
     fn into_series(self, t: MetricType) -> Series {
-        Series {
+        let stats_only = RawSeriesStats {
             endpoint_url: self.endpoint_url,
-            labels: self.labels.unwrap_or_default(),
-            stats: self.stats.unwrap_or_default().into_stats(t),
+            labels: self.labels,
+            stats: self.stats,
+            buckets: self.buckets,
+        };
+        Series {
             timeslices: self
                 .timeslices
                 .unwrap_or_default()
                 .into_iter()
                 .map(Timeslice::from)
                 .collect(),
-            buckets: buckets(self.buckets),
+            ..stats_only.into_series(t)
         }
     }
 }
@@ -607,11 +610,6 @@ impl ExportReader {
                 ..ExportState::default()
             },
         }
-    }
-
-    /// Bytes held for a value not yet complete.
-    pub fn pending(&self) -> usize {
-        self.framer.pending()
     }
 
     /// An error with what a caller needs to place a late count refusal.
@@ -989,15 +987,21 @@ impl ExportState {
                         format!("unknown metric type `{raw}` (expected counter, gauge, histogram or unknown)"),
                     )));
                 };
-                self.family_mut().metric_type = Some(t);
+                if let Some(f) = self.family_mut() {
+                    f.metric_type = Some(t);
+                }
             }
             "description" => {
                 let d = self.parse(v, &field, None)?;
-                self.family_mut().description = d;
+                if let Some(f) = self.family_mut() {
+                    f.description = d;
+                }
             }
             "unit" => {
                 let u = self.parse(v, &field, None)?;
-                self.family_mut().unit = u;
+                if let Some(f) = self.family_mut() {
+                    f.unit = u;
+                }
             }
             // Not an array: `null` (no series) or the error of a wrong type.
             "series" => {
@@ -1013,27 +1017,17 @@ impl ExportState {
         Ok(())
     }
 
-    fn family_mut(&mut self) -> &mut FamilyAcc {
-        self.family.get_or_insert_with(|| FamilyAcc {
-            name: String::new(),
-            nth: 0,
-            wanted: false,
-            key_at: LineCol { line: 1, column: 1 },
-            metric_type: None,
-            description: None,
-            unit: None,
-            series: Vec::new(),
-            untyped: None,
-            seen: Vec::new(),
-        })
+    /// The family being read; callers are reached only inside one (the framer opened it),
+    /// and do nothing outside.
+    fn family_mut(&mut self) -> Option<&mut FamilyAcc> {
+        self.family.as_mut()
     }
 
     /// Series given as one value (not streamed): typed once `type` is known.
     fn add_series(&mut self, list: Vec<RawSeries<Unchecked>>) {
-        self.family_mut()
-            .untyped
-            .get_or_insert_with(Vec::new)
-            .extend(list);
+        if let Some(f) = self.family_mut() {
+            f.untyped.get_or_insert_with(Vec::new).extend(list);
+        }
     }
 
     /// One element of a family's `series` array.
@@ -1070,7 +1064,9 @@ impl ExportState {
                 return Ok(());
             }
         };
-        self.family_mut().series.push(series);
+        if let Some(f) = self.family_mut() {
+            f.series.push(series);
+        }
         Ok(())
     }
 
