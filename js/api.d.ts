@@ -91,6 +91,15 @@ export declare function accountRun(files: RunFileInput[], options?: AccountOptio
 /** `accountRun` for every run among `files`, grouped as `inspectRuns` groups them. */
 export declare function accountRuns(files: RunFileInput[], options?: AccountOptions | null): RunOutcome<Accounting>[];
 
+/**
+ * The runs a tree of relative paths holds (a dropped folder's `webkitRelativePath`s), decided
+ * from the names alone as `accountRuns` groups them: each run's root (`""` for the top), the
+ * paths to read (relative to the top, its `launch.json` included) and the files it does not
+ * read; beside them the files of no run. Reads no content, so each run can then be given to
+ * `accountStream` on its own. Throws `BAD_OPTIONS` when `paths` is not an array of strings.
+ */
+export declare function groupRuns(paths: string[]): Discovery;
+
 /** A run's file for `accountStream`: its name (recognised as `accountRun` recognises it) and its content, read chunk by chunk. */
 export interface StreamFile {
     name: string;
@@ -121,7 +130,15 @@ export interface StreamProgress {
 export declare function accountStream(
     files: StreamFile[],
     options?: AccountStreamOptions | null,
-    controls?: { onProgress?: (progress: StreamProgress) => void },
+    controls?: {
+        onProgress?: (progress: StreamProgress) => void;
+        /**
+         * Called once, before the promise resolves, with what a person inspecting the run sees
+         * beside the result (the files read and ignored, the canonical counters over time).
+         * Display only: it never changes the result.
+         */
+        onDetail?: (detail: RunDetail) => void;
+    },
 ): Promise<Accounting>;
 
 /**

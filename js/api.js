@@ -254,6 +254,7 @@ export function makeApi(glue, defaultWasm) {
     inspectRuns: (files, opts) => call("inspectRuns", () => [files, options(opts)]),
     accountRun: (files, opts) => call("accountRun", () => [files, options(opts)]),
     accountRuns: (files, opts) => call("accountRuns", () => [files, options(opts)]),
+    groupRuns: (paths) => call("groupRuns", () => [paths]),
     contractVersion: () => call("contractVersion"),
     packageVersion: () => call("packageVersion"),
     errorCodes: () => [...call("errorCodes"), ...JS_CODES],
@@ -402,6 +403,13 @@ function makeStreaming(glue, usable, answer) {
           this.free();
         }
       },
+      finishDetailed() {
+        try {
+          return use((r) => r.finishDetailed());
+        } finally {
+          this.free();
+        }
+      },
       free() {
         if (raw !== undefined) raw.free();
         raw = undefined;
@@ -444,6 +452,10 @@ function makeStreaming(glue, usable, answer) {
     if (onProgress !== undefined && typeof onProgress !== "function") {
       throw new KvledgerError("BAD_OPTIONS", `${label}: onProgress: expected a function, got ${describe(onProgress)}`, { json_path: "onProgress" });
     }
+    const onDetail = controls?.onDetail;
+    if (onDetail !== undefined && typeof onDetail !== "function") {
+      throw new KvledgerError("BAD_OPTIONS", `${label}: onDetail: expected a function, got ${describe(onDetail)}`, { json_path: "onDetail" });
+    }
     files.forEach((file, i) => {
       const bad = (path, message) => new KvledgerError("BAD_OPTIONS", `${label}: ${path}: ${message}`, { json_path: path });
       if (file === null || typeof file !== "object") throw bad(`files[${i}]`, `expected a file {name, stream}, got ${describe(file)}`);
@@ -472,7 +484,10 @@ function makeStreaming(glue, usable, answer) {
         }
         s.endFile();
       }
-      return s.finish();
+      if (!onDetail) return s.finish();
+      const { accounting, detail } = s.finishDetailed();
+      onDetail(detail);
+      return accounting;
     } finally {
       s.free();
     }

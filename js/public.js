@@ -10,6 +10,7 @@ export const {
   inspectRuns,
   accountRun,
   accountRuns,
+  groupRuns,
   accountStream,
   AccountStream,
   contractVersion,

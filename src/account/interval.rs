@@ -189,6 +189,48 @@ fn total_covers(cov: Option<Coverage>, w: Window) -> bool {
     matches!(cov, Some(Coverage { first_ns: Some(f), last_ns: Some(l) }) if f <= w.start_ns && l >= w.end_ns)
 }
 
+/// The edge slices of a window's slices (those ending after its start or starting at or after
+/// it), by index: their mass counts toward hi only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SliceEdges {
+    /// The start edge is `0..=start_edge_end`; `None` when the first slice starts after the
+    /// window start (a gap, not an edge).
+    pub start_edge_end: Option<usize>,
+    /// The end edge is `end_edge_start..`.
+    pub end_edge_start: usize,
+}
+
+/// Where the edges of `slices` are; `None` for no slices.
+pub fn slice_edges(
+    slices: &[Slice],
+    w: Window,
+    first_mass_end_ns: Option<u64>,
+) -> Option<SliceEdges> {
+    let n = slices.len();
+    let first = slices.first()?;
+    // Start edge: through the first slice in which *any* counter of the endpoint moved (a
+    // slice with mass proves a scrape inside it, so every later boundary value is an
+    // in-window sample); only if the first slice starts at or before the window start (a
+    // later first slice leaves a gap instead).
+    let start_edge_end = if first.start_ns > w.start_ns {
+        None
+    } else if let Some(end) = first_mass_end_ns {
+        Some(slices.iter().rposition(|s| s.end_ns <= end).unwrap_or(0))
+    } else {
+        Some(slices.iter().position(|s| s.total > 0.0).unwrap_or(n - 1))
+    };
+    // End edge: every slice ending after the window end, and always the last slice.
+    let end_edge_start = slices
+        .iter()
+        .position(|s| s.end_ns > w.end_ns)
+        .unwrap_or(n - 1)
+        .min(n - 1);
+    Some(SliceEdges {
+        start_edge_end,
+        end_edge_start,
+    })
+}
+
 /// Timeslices. AIPerf differences a counter at each slice boundary with the last sample at
 /// or before it, so the first slice reaches back before the window start and the last reaches
 /// forward to the final scrape: those edges add their mass to hi only. Leading slices with no
@@ -211,24 +253,10 @@ fn from_slices(
         return None;
     }
     let n = slices.len();
-    // Start edge: through the first slice in which *any* counter of the endpoint moved (a
-    // slice with mass proves a scrape inside it, so every later boundary value is an
-    // in-window sample); only if the first slice starts at or before the window start (a
-    // later first slice leaves a gap instead).
-    let first_reaches_back = slices[0].start_ns <= w.start_ns;
-    let start_edge_end = if !first_reaches_back {
-        0
-    } else if let Some(end) = first_mass_end_ns {
-        slices.iter().rposition(|s| s.end_ns <= end).unwrap_or(0)
-    } else {
-        slices.iter().position(|s| s.total > 0.0).unwrap_or(n - 1)
-    };
-    // End edge: every slice ending after the window end, and always the last slice.
-    let end_edge_start = slices
-        .iter()
-        .position(|s| s.end_ns > w.end_ns)
-        .unwrap_or(n - 1)
-        .min(n - 1);
+    let edges = slice_edges(&slices, w, first_mass_end_ns)?;
+    let first_reaches_back = edges.start_edge_end.is_some();
+    let start_edge_end = edges.start_edge_end.unwrap_or(0);
+    let end_edge_start = edges.end_edge_start;
 
     let mut lo = 0.0;
     let mut edge_hi = 0.0;

@@ -39,6 +39,7 @@ pub mod resets;
 pub mod roles;
 pub mod scope;
 pub mod telemetry;
+pub mod timeline;
 pub mod tokens;
 pub mod verdict;
 pub mod window;
@@ -118,6 +119,27 @@ fn tier_context(run: &Run) -> TierContext {
 
 /// Account one run under a policy: the stages in contract order.
 pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
+    account(run, policy, false).0
+}
+
+/// `account_run`, and what the visualizer shows beside it: the files read and ignored, and
+/// the canonical counters over time.
+pub fn account_run_detailed(run: &Run, policy: &Policy) -> (Accounting, timeline::RunDetail) {
+    let (accounting, timeline) = account(run, policy, true);
+    let detail = timeline::RunDetail {
+        files: timeline::files_of(run),
+        ignored: run.ignored.clone(),
+        timeline: timeline.unwrap_or_default(),
+    };
+    (accounting, detail)
+}
+
+/// The pipeline; the timeline is built only when asked for (it does not feed the result).
+fn account(
+    run: &Run,
+    policy: &Policy,
+    with_timeline: bool,
+) -> (Accounting, Option<timeline::Timeline>) {
     let mut reasons: Vec<Reason> = Vec::new();
     let launch = run.launch.as_ref();
     let ev = evidence::collect(run);
@@ -143,6 +165,7 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
     };
     let dep = roles::check_shapes(dep, &eps.engines, generation, &mut reasons);
     let counted = pools::count(&ctx, &eps.engines, &dep, &mut reasons);
+    let timeline = with_timeline.then(|| timeline::build(&ctx, &eps.engines, &dep, run));
     let sums = priced::sum(
         &counted.per_endpoint,
         &dep.priced,
@@ -220,7 +243,7 @@ pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
         offload,
         telemetry,
     };
-    assemble(parts, reasons, policy)
+    (assemble(parts, reasons, policy), timeline)
 }
 
 /// Every stage's result, ready for the verdict and the output.

@@ -17,7 +17,7 @@ use crate::read::names::canonical_family;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Pools of one family: pool labels → the replica series of that pool.
-type Pools = BTreeMap<Labels, Vec<(SeriesKey, Bounded)>>;
+pub(super) type Pools = BTreeMap<Labels, Vec<(SeriesKey, Bounded)>>;
 
 /// Per endpoint: each canonical counter's pooled interval and its weakest evidence.
 #[derive(Debug, Clone, Default)]
@@ -159,7 +159,7 @@ fn agree(a: &Bounded, b: &Bounded) -> bool {
 }
 
 /// Map and bound the series of one endpoint: counter → canonical family → pool → replicas.
-fn map_series(
+pub(super) fn map_series(
     ctx: &Ctx<'_>,
     endpoint: &str,
     engine: Engine,

@@ -27,6 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// files to read (relative to the top), and files attached to it that are not to be read
 /// (they belong in the run's ignored list).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct RunGroup {
     pub root: String,
     pub files: Vec<String>,
@@ -35,6 +36,7 @@ pub struct RunGroup {
 
 /// Every run of a tree, and the files that belong to none.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Discovery {
     pub runs: Vec<RunGroup>,
     pub ignored: Vec<IgnoredFile>,
@@ -83,9 +85,15 @@ pub fn group_runs_by<S: AsRef<str>>(
     paths: &[S],
     recognition: impl Fn(&str) -> Recognition,
 ) -> Discovery {
+    let paths: Vec<&str> = paths.iter().map(|p| p.as_ref()).collect();
+    group_paths(&paths, &recognition)
+}
+
+/// The grouping itself, compiled once whatever the callers' path and recognition types.
+fn group_paths(paths: &[&str], recognition: &dyn Fn(&str) -> Recognition) -> Discovery {
     let files: BTreeMap<String, Recognition> = paths
         .iter()
-        .map(|p| normalise_path(p.as_ref()))
+        .map(|p| normalise_path(p))
         .filter(|p| !p.is_empty())
         .collect::<BTreeSet<_>>()
         .into_iter()

@@ -10,9 +10,10 @@
 //! ([`check_fits`]).
 
 use super::{options_arg, reply};
-use crate::account::{account_run, families_read, Policy};
+use crate::account::{account_run, account_run_detailed, families_read, Policy};
 use crate::error::{ErrorCode, ReadError};
 use crate::options::{AccountOptions, CallError, OptionsError};
+use crate::read::discover::{group_runs, Discovery};
 use crate::read::run::{MemoryBudget, RunReader};
 use js_sys::{Array, ArrayBuffer, JsString, Reflect};
 use serde::Serialize;
@@ -236,4 +237,52 @@ impl AccountStream {
         };
         reply(outcome)
     }
+
+    /// `{"ok": {"accounting", "detail"}}`: `finish`'s accounting, and the run's files and
+    /// counters over time (`RunDetail`) for the visualizer; the stream cannot be used after.
+    #[wasm_bindgen(js_name = finishDetailed)]
+    pub fn finish_detailed(&mut self) -> String {
+        let outcome = match std::mem::replace(&mut self.stream, Stream::Finished) {
+            Stream::Reading(reader, policy) => reader
+                .finish()
+                .map(|run| {
+                    let (accounting, detail) = account_run_detailed(&run, &policy);
+                    Detailed { accounting, detail }
+                })
+                .map_err(CallError::from),
+            Stream::Refused(e) => Err(e),
+            Stream::Finished => Err(finished()),
+        };
+        reply(outcome)
+    }
+}
+
+/// `{"ok": {"runs": [{root, files, ignored}], "ignored"}}`: the runs a tree of relative paths
+/// holds, decided from the names alone as `accountRuns` groups them (names that do not tell
+/// their format are left to the run's reader), so that each run can be streamed on its own.
+#[wasm_bindgen(js_name = groupRuns, skip_typescript)]
+pub fn group_runs_raw(paths: JsValue) -> String {
+    let outcome = (|| -> Result<Discovery, CallError> {
+        let array = paths.dyn_ref::<Array>().ok_or_else(|| {
+            OptionsError::new("paths", "expected an array of relative paths (strings)")
+        })?;
+        let names = array
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                p.as_string().ok_or_else(|| {
+                    OptionsError::new(format!("paths[{i}]"), "expected a relative path (a string)")
+                })
+            })
+            .collect::<Result<Vec<String>, OptionsError>>()?;
+        Ok(group_runs(&names))
+    })();
+    reply(outcome)
+}
+
+/// What `finishDetailed` answers.
+#[derive(Serialize)]
+struct Detailed {
+    accounting: crate::account::Accounting,
+    detail: crate::account::timeline::RunDetail,
 }
