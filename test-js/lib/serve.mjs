@@ -10,6 +10,9 @@ const TYPES = {
   ".wasm": "application/wasm",
   ".json": "application/json",
   ".csv": "text/csv",
+  ".css": "text/css",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
 };
 
 /** Resolves to {base, close()}. */
