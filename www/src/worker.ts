@@ -10,6 +10,12 @@ const post = (m: FromWorker) => postMessage(m);
 /** Progress messages at most this often (ms): the page repaints, it need not hear every chunk. */
 const PROGRESS_EVERY_MS = 50;
 
+/**
+ * The heap a run's stream may use: a browser tab can give a worker's WebAssembly instance far more
+ * than the package's default (48 MiB, sized for edge workers), and a large run's evidence needs it.
+ */
+const MEMORY_BUDGET = 2 ** 31;
+
 /** A run summary larger than this is not parsed for the frontier's figures (it is still accounted). */
 const FIGURES_MAX_BYTES = 32 << 20;
 
@@ -75,6 +81,8 @@ async function open(files: DroppedFile[]) {
   const runs = discovery.runs.map((g) => ({
     root: g.root,
     files: g.files.flatMap((p) => (byPath.has(p) ? [byPath.get(p)!] : [])),
+    // Files of the run's folder that discovery already set aside (e.g. a second run summary above it).
+    ignored: g.ignored,
   }));
   const total = runs.reduce((n, r) => n + r.files.reduce((m, f) => m + f.blob.size, 0), 0);
   post({ type: "plan", runs: runs.map((r) => r.root || "."), total_bytes: total, not_in_run: discovery.ignored });
@@ -88,7 +96,7 @@ async function open(files: DroppedFile[]) {
     try {
       const accounting = await accountStream(
         run.files.map((f) => ({ name: relativeTo(run.root, f.path), stream: f.blob.stream() })),
-        null,
+        { memory_budget: MEMORY_BUDGET },
         {
           onProgress: ({ bytes_read, file }) => {
             const now = performance.now();
@@ -100,7 +108,9 @@ async function open(files: DroppedFile[]) {
         },
       );
       const ms = performance.now() - t0;
-      post({ type: "run", run: label, accounting, detail: detail!, figures: await figures(run.files), bytes, ms });
+      const d = detail!;
+      d.ignored = [...d.ignored, ...run.ignored].sort((a, b) => a.name.localeCompare(b.name));
+      post({ type: "run", run: label, accounting, detail: d, figures: await figures(run.files), bytes, ms });
     } catch (e) {
       post({ type: "run-error", run: label, error: errorInfo(e) });
     }

@@ -76,6 +76,11 @@ function chart(title: string, opts: Omit<uPlot.Options, "width" | "height">, dat
   return box;
 }
 
+/** When the endpoint's raw scrapes saw a counter go down (a restart), for every chart of it. */
+function sampleResets(ep: EndpointTimeline): number[] {
+  return [...new Set(ep.counters.flatMap((c) => c.samples.filter((s) => s.reset).map((s) => s.t_s)))];
+}
+
 /** Union of slice starts (and the last end) of every counter: the shared x of one endpoint. */
 function sliceGrid(counters: CounterTimeline[]): number[] {
   const xs = new Set<number>();
@@ -108,7 +113,7 @@ function slicesChart(ep: EndpointTimeline, tl: Timeline): HTMLElement[] {
     window: tl.window,
     warmup: tl.warmup,
     gaps: counters.flatMap((c) => c.gaps),
-    resets: [],
+    resets: sampleResets(ep),
   };
   const series: uPlot.Series[] = [
     {},
@@ -168,7 +173,7 @@ function samplesChart(ep: EndpointTimeline, tl: Timeline): HTMLElement {
     window: tl.window,
     warmup: tl.warmup,
     gaps: [],
-    resets: counters.flatMap((c) => c.samples.filter((s) => s.reset).map((s) => s.t_s)),
+    resets: sampleResets(ep),
   };
   return chart(
     `${ep.endpoint_url} (${ep.role ?? "unresolved"}): cumulative counters from raw scrapes`,
