@@ -1,6 +1,5 @@
 // Reason codes in plain words, from the docs tables (read at build time by vite.config.ts),
 // with links to the docs pages shipped beside the app (docs/*.html, anchored per code).
-// @ts-expect-error: a virtual module made by the build (vite.config.ts, kvledgerAssets).
 import { accounting, pricing } from "virtual:reason-docs";
 
 interface Entry {
@@ -8,8 +7,8 @@ interface Entry {
   status?: string;
 }
 
-const ACCOUNTING = accounting as Record<string, Entry>;
-const PRICING = pricing as Record<string, Entry>;
+const ACCOUNTING: Record<string, Entry> = accounting;
+const PRICING: Record<string, Entry> = pricing;
 
 export function accountingReason(code: string): Entry & { href: string } {
   return { ...(ACCOUNTING[code] ?? { meaning: "(not documented in docs/accounting.md)" }), href: `docs/accounting.html#${code}` };

@@ -71,13 +71,14 @@ function onWorker(m: FromWorker) {
       return;
     case "run":
       state.runs.set(m.run, { label: m.run, accounting: m.accounting, detail: m.detail, figures: m.figures, bytes: m.bytes, ms: m.ms });
-      if (state.run === undefined || (!state.runs.has(state.run) && !state.errors.has(state.run))) state.run = state.order.includes(state.run ?? "") ? state.run : m.run;
-      if (state.run === m.run || state.runs.size === 1) render();
+      // Show the first run that arrives, unless the hash asked for another run of this set.
+      if (state.run === undefined || !state.order.includes(state.run)) state.run = m.run;
+      if (state.run === m.run) render();
       if (timing.verdict_ms < 0 && document.getElementById("verdict-status")) timing.verdict_ms = performance.now() - timing.started;
       return;
     case "run-error":
       state.errors.set(m.run, m.error);
-      if (state.run === undefined) state.run = m.run;
+      if (state.run === undefined || !state.order.includes(state.run)) state.run = m.run;
       render();
       return;
     case "done":
