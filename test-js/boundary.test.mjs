@@ -44,6 +44,7 @@ test("every function's result survives JSON.stringify and a JSON round trip", as
     inspectRuns: k.inspectRuns(sweep),
     accountRun: accountingWithCheck(accounting),
     accountRuns: k.accountRuns(sweep),
+    groupRuns: k.groupRuns(sweep.map((f) => f.name)),
     accountStream: await k.accountStream(cleanFiles().map((f) => ({ name: f.name, stream: new Blob([f.text]) }))),
     AccountStream: pushed(cleanFiles()),
     contractVersion: k.contractVersion(),
