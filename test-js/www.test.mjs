@@ -174,7 +174,11 @@ test("dropping a generated faulty run shows its reason", async () => {
 
 test("a sweep with one broken run shows the others, that run's error, and the frontier", async () => {
   const sweep = path.join(tmp, "sweep");
-  for (const c of [1, 4, 8]) synth(path.join(sweep, `conc${c}`), ["--engine", "vllm", "--concurrency", String(c), "--seed", String(c), "--duration", "15"]);
+  // conc1 has a counter reset: ineligible, so the frontier segments next to it are refused.
+  for (const c of [1, 4, 8]) {
+    const fault = c === 1 ? ["--fault", "counter_reset"] : [];
+    synth(path.join(sweep, `conc${c}`), ["--engine", "vllm", "--concurrency", String(c), "--seed", String(c), "--duration", "15", ...fault]);
+  }
   synth(path.join(sweep, "conc16"), ["--engine", "vllm", "--concurrency", "16", "--seed", "16", "--duration", "15"]);
   const broken = path.join(sweep, "conc16", "aiperf_artifacts", "server_metrics_export.json");
   writeFileSync(broken, readFileSync(broken, "utf8").replace(/"metrics"\s*:\s*\{/, '"metrics": {,'));
@@ -197,8 +201,16 @@ test("a sweep with one broken run shows the others, that run's error, and the fr
     assert.ok(env?.result, `the CLI accounted ${r[0]}`);
     assert.equal(r[1], env.result.cache_validity.status);
   }
-  assert.ok(await page.$("svg.frontier line[data-priced]"), "the frontier has segments");
+  // Per-segment eligibility: a segment next to the ineligible conc1 is refused and names it.
+  const segments = await page.$$eval('.table-wrap[aria-label="Frontier segments"] tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  const refused = segments.filter((r) => r[2] === "refused");
+  assert.ok(refused.length >= 1, `segments: ${JSON.stringify(segments)}`);
+  for (const r of refused) assert.match(r[3], /cache-ineligible \(knot [^)]*conc1\/[^)]*\)/);
+  assert.equal(await page.$$eval('svg.frontier line[data-priced="false"]', (l) => l.length), refused.length);
   await shot(page, "sweep");
+  await page.addScriptTag({ content: readFileSync(path.join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8") });
+  const violations = await page.evaluate(async () => (await window.axe.run(document)).violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id));
+  assert.deepEqual(violations, [], "axe on the sweep view");
   // The broken run's own page shows its error with the position.
   await page.selectOption("#run", { label: `${bad[0]} (error)` });
   await page.click('#tabs a[data-view="verdict"]');

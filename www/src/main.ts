@@ -167,7 +167,7 @@ function render() {
   else if (state.view === "scope") body = scopeView(run.accounting);
   else body = pricingView(run);
   const errs = state.view === "sweep" || err ? [] : [...state.errors].map(([r, e]) => errorBlock(r, e));
-  main.replaceChildren(h("p", { class: "note" }, state.run ? `Run ${state.run}` : ""), ...errs, ...(Array.isArray(body) ? body : [body]));
+  main.replaceChildren(h("p", { class: "note" }, state.run && state.view !== "sweep" ? `Run ${state.run}` : ""), ...errs, ...(Array.isArray(body) ? body : [body]));
 }
 
 function choose(c: { run?: string; view?: View }) {

@@ -91,7 +91,7 @@ export function sweepView(s: AppState, pricing: PricingInputs, select: (run: str
       return [label, h("span", { class: "err" }, e?.code ?? "error"), "—", "—", "—", "—", h("span", { class: "err run-error-text" }, `${e?.message ?? ""}${where ? ` (${where})` : ""}`)];
     }
     const v = r.accounting.cache_validity;
-    return [link, v.status, v.pricing_eligible ? "yes" : "no", pct(r.accounting.rates.overall?.value), count(r.figures.interactivity), count(r.figures.total_throughput), v.reasons.filter((x) => x.code !== "decode_excluded").map((x) => x.code).join(", ")];
+    return [link, v.status, v.pricing_eligible ? "yes" : "no", pct(r.accounting.rates.overall?.value), count(r.figures.interactivity), count(r.figures.total_throughput), [...new Set(v.reasons.filter((x) => x.code !== "decode_excluded").map((x) => x.code))].join(", ")];
   });
   const out = h(
     "section",
