@@ -241,7 +241,7 @@ test("a bad file shows a readable error, and the page still works", async () => 
   await page.close();
 });
 
-test(`the worker keeps the page responsive on a ${LARGE} run; progress advances; cancel works`, async () => {
+test(`the worker keeps the page responsive on a ${LARGE} run; progress advances; cancel works`, async (t) => {
   const dir = synth(path.join(tmp, "large"), ["--engine", "vllm", "--target-bytes", LARGE, "--seed", "9"]);
   const { page, errors } = await openPage();
   await waitDone(page);
@@ -264,6 +264,7 @@ test(`the worker keeps the page responsive on a ${LARGE} run; progress advances;
   assert.match(status, /^Done: 1 of 1 run accounted/);
   const { tasks, seen } = await page.evaluate(() => ({ tasks: window.longTasks, seen: window.progressSeen }));
   const during = tasks.slice(startedTasks);
+  t.diagnostic(`${LARGE}: setTimeout(0) lag while reading ${lags.map(Math.round).join(", ")} ms; long tasks after reading began: ${during.length ? `${during.map(Math.round).join(", ")} ms` : "none"}; progress updates ${seen.length}`);
   assert.ok(Math.max(...lags) < 100, `main thread lag while reading: ${lags}`);
   assert.ok(seen.length >= 3, `progress moved ${seen.length} times`);
   assert.ok(seen.every((v, i) => i === 0 || v >= seen[i - 1]), "progress never goes back");
