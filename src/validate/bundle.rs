@@ -352,7 +352,10 @@ impl TarSink for Sink {
             if size > self.limits.result_json_bytes {
                 return Err(Issue::limit(
                     self.limits.hit("result_json_bytes", Some(size)),
-                    format!("`{name}` states {size} bytes"),
+                    format!(
+                        "`{name}` states {size} bytes (result_json_bytes limit {})",
+                        self.limits.result_json_bytes
+                    ),
                 )
                 .in_file(name));
             }

@@ -7,7 +7,7 @@
 //! differ are warnings.
 
 use super::codes::{Claim, ClaimStatus, Issue, UploadCode};
-use super::result::{parse_status, CountOf, Field, Kind, RateOf};
+use super::result::{parse_status, place, CountOf, Field, Kind, RateOf, PLACED_MAX};
 use crate::account::rates::Rate;
 use crate::account::{Accounting, Policy};
 use serde_json::{json, Value};
@@ -17,20 +17,26 @@ use serde_json::{json, Value};
 const COUNT_TOLERANCE: f64 = 1e-3;
 
 /// Every field as a claim, with the errors and warnings the comparison gives.
+/// `text` is the result JSON, to place the first issues at their line and column.
 pub fn compare(
     fields: Vec<Field>,
     recomputed: Option<&Accounting>,
     policy: &Policy,
     file: Option<&str>,
+    text: &str,
 ) -> (Vec<Claim>, Vec<Issue>) {
     let mut issues = Vec::new();
     let claims = fields
         .into_iter()
         .map(|f| {
+            let steps = f.steps.clone();
             let (claim, issue) = judge(f, recomputed, policy);
             if let Some(mut issue) = issue {
                 if let Some(name) = file {
                     issue = issue.in_file(name);
+                }
+                if issues.len() < PLACED_MAX {
+                    place(&mut issue, text, &steps);
                 }
                 issues.push(issue);
             }

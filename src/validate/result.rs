@@ -57,6 +57,8 @@ pub enum Kind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
     pub path: String,
+    /// The path as steps (to place an issue about it in the text).
+    pub steps: Vec<Step>,
     pub value: Value,
     pub kind: Kind,
     /// `Invalid` or `OutOfRange` when the checks here refused it, else `Unverified` (until
@@ -183,12 +185,31 @@ const RATES: &[(&str, Kind)] = &[
     ("overall", RATE_ALL),
 ];
 
+/// Issues placed at a line and column, at most (placing one reads the text from its start:
+/// a hostile result with thousands of bad values must not cost thousands of passes).
+pub const PLACED_MAX: usize = 64;
+
+/// The line and column of the value at `steps` in `text`.
+pub fn place(issue: &mut Issue, text: &str, steps: &[Step]) {
+    let segs: Vec<Seg<'_>> = steps
+        .iter()
+        .map(|s| match s {
+            Step::Key(k) => Seg::key(k),
+            Step::Index(i) => Seg::Index(*i),
+        })
+        .collect();
+    if let Some(found) = locate(text, &segs) {
+        issue.line = Some(found.value.line);
+        issue.column = Some(found.value.column);
+    }
+}
+
 /// The largest count a JSON number carries exactly (2^53 − 1).
 pub const MAX_COUNT: u64 = (1 << 53) - 1;
 
 /// One step of a path inside the result JSON.
-#[derive(Debug, Clone)]
-enum Step {
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
     Key(String),
     Index(usize),
 }
@@ -252,7 +273,7 @@ pub fn check(bytes: &[u8], file: Option<&str>) -> Result<Checked, Issue> {
         reported: BTreeSet::new(),
     };
     walk.all(&root);
-    consistency(&mut walk.out, file);
+    consistency(&mut walk.out, file, text);
     Ok(walk.out)
 }
 
@@ -358,6 +379,7 @@ impl Walk<'_> {
         };
         self.out.fields.push(Field {
             path: path_text(path),
+            steps: path.to_vec(),
             value: value.clone(),
             kind,
             status,
@@ -425,16 +447,8 @@ impl Walk<'_> {
         if let Some(f) = self.file {
             issue = issue.in_file(f);
         }
-        let segs: Vec<Seg<'_>> = path
-            .iter()
-            .map(|s| match s {
-                Step::Key(k) => Seg::key(k),
-                Step::Index(i) => Seg::Index(*i),
-            })
-            .collect();
-        if let Some(found) = locate(self.text, &segs) {
-            issue.line = Some(found.value.line);
-            issue.column = Some(found.value.column);
+        if self.out.issues.len() < PLACED_MAX {
+            place(&mut issue, self.text, path);
         }
         issue
     }
@@ -550,7 +564,7 @@ fn status_names() -> Vec<&'static str> {
 
 /// The upload must not contradict itself: eligibility only with `VALID_COMPLETE`, and every
 /// eligibility claim, every status claim, the same.
-fn consistency(out: &mut Checked, file: Option<&str>) {
+fn consistency(out: &mut Checked, file: Option<&str>, text: &str) {
     let valid = |f: &Field| f.status == ClaimStatus::Unverified;
     let eligible: Vec<(String, bool)> = out
         .fields
@@ -587,6 +601,11 @@ fn consistency(out: &mut Checked, file: Option<&str>) {
         let mut issue = Issue::new(UploadCode::ClaimInconsistent, message).at_path(path.clone());
         if let Some(f) = file {
             issue = issue.in_file(f);
+        }
+        if let Some(field) = out.fields.iter().find(|f| f.path == path) {
+            if out.issues.len() < PLACED_MAX {
+                place(&mut issue, text, &field.steps);
+            }
         }
         out.issues.push(issue);
         for f in out.fields.iter_mut().filter(|f| f.path == path) {

@@ -75,6 +75,8 @@ pub struct JsonScanner {
     /// The string being read is a key (its bytes are kept, up to the bound).
     is_key: bool,
     key_buf: Vec<u8>,
+    /// Where the key being read starts (its opening quote).
+    key_at: (u64, u64, u64),
     string_len: u64,
     /// A value has begun in the current container since its last separator.
     offset: u64,
@@ -94,6 +96,7 @@ impl JsonScanner {
             escape: false,
             is_key: false,
             key_buf: Vec::new(),
+            key_at: (0, 1, 1),
             string_len: 0,
             offset: 0,
             line: 1,
@@ -173,6 +176,7 @@ impl JsonScanner {
         if !self.is_key {
             return Ok(());
         }
+        self.key_at = (self.offset, self.line, self.column);
         let label_keys = self.limits.label_keys;
         let Some(f) = self.stack.last_mut() else {
             return Ok(());
@@ -180,7 +184,14 @@ impl JsonScanner {
         f.members += 1;
         if f.role == Role::Labels && f.members > label_keys {
             let n = f.members;
-            return Err(self.limit("label_keys", n));
+            // The key is not read yet: the path is the labels object's.
+            let mut at = self.pos();
+            at.json_path = self.path_of(self.stack.len() - 1);
+            return Err(ScanStop::Limit {
+                name: "label_keys",
+                observed: n,
+                at,
+            });
         }
         Ok(())
     }
@@ -197,10 +208,14 @@ impl JsonScanner {
             if !keys.insert(key.clone()) {
                 f.key = key;
                 let key = String::from_utf8_lossy(&f.key).into_owned();
-                return Err(ScanStop::DuplicateKey {
-                    key,
-                    at: self.pos(),
-                });
+                let (byte_offset, line, column) = self.key_at;
+                let at = ScanPos {
+                    byte_offset,
+                    line,
+                    column,
+                    json_path: self.path(),
+                };
+                return Err(ScanStop::DuplicateKey { key, at });
             }
         }
         f.key = key;
@@ -264,8 +279,13 @@ impl JsonScanner {
 
     /// The JSON path of the innermost open container's current member.
     fn path(&self) -> String {
+        self.path_of(self.stack.len())
+    }
+
+    /// The JSON path through the first `frames` open containers.
+    fn path_of(&self, frames: usize) -> String {
         let mut out = String::new();
-        for f in &self.stack {
+        for f in &self.stack[..frames] {
             if f.object {
                 if f.members == 0 {
                     break;

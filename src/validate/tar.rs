@@ -251,7 +251,10 @@ impl TarReader {
                 if size > self.limits.string_length {
                     return Err(Issue::limit(
                         self.limits.hit("string_length", Some(size)),
-                        format!("a pax or long-name header of {size} bytes"),
+                        format!(
+                            "a pax or long-name header of {size} bytes (string_length limit {})",
+                            self.limits.string_length
+                        ),
                     )
                     .at_byte(at));
                 }
@@ -302,7 +305,10 @@ impl TarReader {
         if size > self.limits.decompressed_bytes {
             return Err(Issue::limit(
                 self.limits.hit("decompressed_bytes", Some(size)),
-                format!("member `{name}` states {size} bytes"),
+                format!(
+                    "member `{name}` states {size} bytes (decompressed_bytes limit {})",
+                    self.limits.decompressed_bytes
+                ),
             )
             .in_file(name)
             .at_byte(self.header_at));
@@ -340,7 +346,11 @@ impl TarReader {
         if raw.len() as u64 > self.limits.string_length {
             return Err(Issue::limit(
                 self.limits.hit("string_length", Some(raw.len() as u64)),
-                "a member name",
+                format!(
+                    "a member name of {} bytes (string_length limit {})",
+                    raw.len(),
+                    self.limits.string_length
+                ),
             )
             .at_byte(at));
         }

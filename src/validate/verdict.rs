@@ -26,14 +26,20 @@ pub fn assemble(parts: Parts, limits: &UploadLimits, policy: &Policy) -> UploadV
         Ok(c) => c,
         Err(issue) => return refused(issue, limits),
     };
-    drop(bytes);
     let mut issues = checked.issues;
     let recomputed = parts
         .run
         .and_then(|run| recompute(run, policy, &mut issues));
     let priced_claims = checked.fields.iter().any(|f| priced(f.kind));
-    let (claims, claim_issues) =
-        claims::compare(checked.fields, recomputed.as_ref(), policy, file.as_deref());
+    // `check` has read the bytes as UTF-8 already.
+    let text = std::str::from_utf8(&bytes).unwrap_or_default();
+    let (claims, claim_issues) = claims::compare(
+        checked.fields,
+        recomputed.as_ref(),
+        policy,
+        file.as_deref(),
+        text,
+    );
     issues.extend(claim_issues);
     if !priced_claims {
         let mut issue = Issue::new(
