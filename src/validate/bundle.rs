@@ -188,7 +188,7 @@ impl Default for Body {
 
 /// How an artifact's bytes are scanned for the shape limits.
 enum Scan {
-    Json(JsonScanner),
+    Json(Box<JsonScanner>),
     /// Line formats (CSV export, Prometheus text): each line may be a series.
     Lines,
     None,
@@ -326,7 +326,7 @@ fn scan_for(name: &str, limits: &UploadLimits) -> Scan {
     }
     let lower = name.to_ascii_lowercase();
     if lower.ends_with(".json") || lower.ends_with(".jsonl") {
-        Scan::Json(JsonScanner::new(limits, false))
+        Scan::Json(Box::new(JsonScanner::new(limits, false)))
     } else if [".csv", ".prom", ".metrics", ".txt"]
         .iter()
         .any(|ext| lower.ends_with(ext))
