@@ -12,6 +12,8 @@ export const {
   accountRuns,
   accountStream,
   AccountStream,
+  validateUpload,
+  UploadValidator,
   contractVersion,
   packageVersion,
   errorCodes,
