@@ -4,15 +4,16 @@
 // same verdict JSON in Node (validateUpload called directly), Chromium and workerd.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import * as k from "kvledger";
 import { ROOT } from "./lib/util.mjs";
-import { buildExample, removeBuild, startWorkerd, mib } from "./lib/edge-worker.mjs";
+import { EXAMPLE, buildExample, removeBuild, startWorkerd, mib } from "./lib/edge-worker.mjs";
+import { freePort, waitForHttp } from "./lib/proc.mjs";
 import { buildBodies, uploadClasses } from "./lib/upload-classes.mjs";
-import { sendOne } from "./lib/edge-load.mjs";
+import { sendOne, postExpectContinue } from "./lib/edge-load.mjs";
 import { tar, jsonBytes, producerResult, runFiles, kvledgerCli } from "./lib/uploads.mjs";
 import { serveStatic } from "./lib/serve.mjs";
 import { launchChromium } from "./lib/chromium.mjs";
@@ -118,16 +119,18 @@ test("an oversize upload is refused from its Content-Length before its body is r
     assert.ok(valid.length <= limit && valid.length > limit * 0.8, `${valid.length} B`);
     const oversize = new Uint8Array(limit + 1);
 
+    // Both sent as a careful client sends a large body (Expect: 100-continue), the same way.
+    const send = (body) => postExpectContinue(`${worker.base}/`, body, { "content-type": "application/x-tar" });
     let validVerdict;
     const validMs = await medianMs(3, async () => {
-      const res = await post(valid, { "content-type": "application/x-tar" });
-      validVerdict = await res.json();
+      const res = await send(valid);
+      validVerdict = JSON.parse(res.text);
       assert.equal(res.status, 200, JSON.stringify(validVerdict.errors));
     });
     let refused;
     const oversizeMs = await medianMs(3, async () => {
-      const res = await post(oversize, { "content-type": "application/x-tar" });
-      refused = await res.json();
+      const res = await send(oversize);
+      refused = JSON.parse(res.text);
       assert.equal(res.status, 413);
     });
     assert.equal(refused.outcome, "limit_exceeded");
@@ -182,3 +185,38 @@ test("the same upload gives the same verdict JSON in Node, Chromium and workerd"
     t.diagnostic(`${name}: ${node.outcome} (${[...node.errors, ...node.warnings].map((e) => e.code).join(", ") || "no issue"}) in all three`);
   }
 });
+
+test("npm run dev (wrangler dev, local workerd, offline) serves the same worker", async (t) => {
+  const port = await freePort();
+  let output = "";
+  // Its own process group, so stopping it stops npm, wrangler and the workerd it runs.
+  const child = spawn("npm", ["run", "dev"], {
+    cwd: EXAMPLE,
+    env: { ...process.env, PORT: String(port), CI: "true", WRANGLER_LOG_PATH: path.join(dist, "wrangler-dev-logs"), PATH: `${path.join(ROOT, "node_modules", ".bin")}${path.delimiter}${process.env.PATH}` },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  t.after(() => stopGroup(child));
+  const base = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${base}/`, 60_000, child, () => output);
+  const got = await (await fetch(`${base}/`, { signal: AbortSignal.timeout(10_000) })).json();
+  assert.deepStrictEqual(got, usage);
+  const res = await fetch(`${base}/`, { method: "POST", body: bodies.bundleGz, headers: { "content-type": "application/gzip" }, signal: AbortSignal.timeout(30_000) });
+  assert.equal(res.status, 200, output);
+  assert.deepStrictEqual(await res.json(), JSON.parse(JSON.stringify(await k.validateUpload(bodies.bundleGz))));
+});
+
+/** SIGTERM to the process group `child` leads, SIGKILL after 5 s; resolves when it has exited. */
+function stopGroup(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => process.kill(-child.pid, "SIGKILL"), 5000);
+    child.once("exit", () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    process.kill(-child.pid, "SIGTERM");
+  });
+}

@@ -130,11 +130,20 @@ export function buildBodies(k, { bytesLimit }) {
     lyingRate: tar([{ name: "result.json", bytes: jsonBytes(lyingRate) }, ...clean]),
     lyingEligible: tar([{ name: "result.json", bytes: jsonBytes(lyingEligible) }, ...notEligible]),
     outOfRange: jsonBytes(outOfRange),
-    oversize: new Uint8Array(bytesLimit + (1 << 20)),
+    oversize: oversizeBundle(resultOnly, bytesLimit + (1 << 20)),
     bomb,
   };
 }
 
+
+/**
+ * A well-formed bundle of `total` bytes: result.json and one member of filler, so only its size
+ * is wrong (a body of zeros would be refused as an unknown format from its first bytes).
+ */
+function oversizeBundle(resultBytes, total) {
+  const fixed = tar([{ name: "result.json", bytes: resultBytes }, { name: "aiperf_artifacts/filler.bin", bytes: new Uint8Array(0) }]).length;
+  return tar([{ name: "result.json", bytes: resultBytes }, { name: "aiperf_artifacts/filler.bin", bytes: new Uint8Array(total - fixed) }]);
+}
 
 /** The classes of the load test (and of the single-request tests), with their weights. */
 export function uploadClasses(b) {
