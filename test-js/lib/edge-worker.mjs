@@ -87,7 +87,8 @@ export const mib = (n) => (n / 2 ** 20).toFixed(1);
 /**
  * The workerd binary serving the example's bundle (what `npm run start` runs after its build),
  * from `dist` (buildExample's folder) on a free loopback port. `limits` (optional) overrides validateUpload's limits through the
- * worker's UPLOAD_LIMITS binding. Resolves to {base, pid, output(), stop()}.
+ * worker's UPLOAD_LIMITS binding. Its V8 inspector listens on another free loopback port, for
+ * sampleIsolate. Resolves to {base, pid, inspector (ws URL), output(), stop()}.
  */
 export async function startWorkerd(dist, { limits } = {}) {
   let config = "config.capnp";
@@ -100,8 +101,10 @@ export async function startWorkerd(dist, { limits } = {}) {
     });
   }
   const port = await freePort();
+  const inspectorPort = await freePort();
   let output = "";
-  const child = spawn(path.join(BIN, "workerd"), ["serve", path.join(dist, config), "--socket-addr", `http=127.0.0.1:${port}`], {
+  const args = ["serve", path.join(dist, config), "--socket-addr", `http=127.0.0.1:${port}`, `--inspector-addr=127.0.0.1:${inspectorPort}`];
+  const child = spawn(path.join(BIN, "workerd"), args, {
     cwd: dist,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -109,10 +112,49 @@ export async function startWorkerd(dist, { limits } = {}) {
   child.stderr.on("data", (d) => (output += d));
   const base = `http://127.0.0.1:${port}`;
   await waitForHttp(`${base}/`, 20_000, child, () => output);
-  return { base, pid: child.pid, child, output: () => output, stop: () => stop(child) };
+  return { base, pid: child.pid, child, inspector: `ws://127.0.0.1:${inspectorPort}/main`, output: () => output, stop: () => stop(child) };
 }
 
 /** Removes a folder buildExample made. */
 export function removeBuild(dist) {
   if (dist) rmSync(dist, { recursive: true, force: true });
+}
+
+/**
+ * Samples the isolate's own memory through workerd's inspector (test-js/lib/isolate-heap.mjs
+ * in a child process): {samples, stop() -> Promise<summary>}. A sample's `isolate` is the JS
+ * heap committed plus the ArrayBuffer backing stores (request bodies, the .wasm's memory).
+ */
+export function sampleIsolate(inspectorUrl, ms = 50) {
+  const samples = [];
+  const child = spawn(process.execPath, ["--experimental-websocket", "--no-warnings", path.join(ROOT, "test-js", "lib", "isolate-heap.mjs"), inspectorUrl, String(ms)], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  let rest = "";
+  child.stdout.on("data", (d) => {
+    const lines = (rest + d).split("\n");
+    rest = lines.pop();
+    for (const line of lines) {
+      const s = JSON.parse(line);
+      samples.push({ ...s, isolate: s.total + s.backing });
+    }
+  });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  return {
+    samples,
+    async stop() {
+      child.stdin.end();
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
+      if (child.exitCode === null) child.kill("SIGKILL");
+      const v = samples.map((s) => s.isolate);
+      return {
+        samples: samples.length,
+        start: v[0],
+        peak: Math.max(...v),
+        end: v.at(-1),
+        heap_used_peak: Math.max(...samples.map((s) => s.used)),
+        backing_peak: Math.max(...samples.map((s) => s.backing)),
+      };
+    },
+  };
 }
