@@ -220,3 +220,22 @@ function stopGroup(child) {
     process.kill(-child.pid, "SIGTERM");
   });
 }
+
+test("a malformed UPLOAD_LIMITS is a deployment mistake: 500 INTERNAL naming the limit, never a crash", async () => {
+  const bad = await startWorkerd(dist, { limits: { byte: 1 } });
+  try {
+    for (const init of [{}, { method: "POST", body: bodies.resultOnly }]) {
+      const res = await fetch(`${bad.base}/`, { ...init, signal: AbortSignal.timeout(10_000) });
+      assert.equal(res.status, 500);
+      const { error } = await res.json();
+      assert.equal(error.code, "INTERNAL");
+      assert.equal(error.cause_code, "BAD_OPTIONS");
+      assert.match(error.message, /limits\.byte/);
+    }
+    assert.doesNotMatch(bad.output(), /Uncaught/);
+    // workerd prints the worker's console: the 500 is logged, so the load test's log check can see one.
+    assert.match(bad.output(), /edge-worker: INTERNAL/);
+  } finally {
+    await bad.stop();
+  }
+});

@@ -95,10 +95,11 @@ export default {
     try {
       return await handle(request, env);
     } catch (e) {
-      // Never an unhandled error: a stable code, the message, nothing of the stack.
-      const code = isKvledgerError(e) ? e.code : "INTERNAL";
-      console.error(`edge-worker: ${code}: ${e?.message ?? e}`);
-      return problem(500, code === "INTERNAL" ? "INTERNAL" : `INTERNAL_${code}`, `the worker failed: ${e?.message ?? e}`);
+      // Never an unhandled error: a stable code, the message (a KvledgerError's code beside
+      // it: BAD_OPTIONS for a malformed UPLOAD_LIMITS), nothing of the stack.
+      const cause = isKvledgerError(e) ? { cause_code: e.code } : {};
+      console.error(`edge-worker: INTERNAL: ${e?.message ?? e}`);
+      return json({ error: { code: "INTERNAL", message: `the worker failed: ${e?.message ?? e}`, ...cause } }, 500);
     }
   },
 };
