@@ -57,13 +57,14 @@ function contentLength(request) {
 }
 
 async function validate(request, limits) {
-  if (mediaType(request) !== "" && !MEDIA_TYPES.has(mediaType(request))) {
-    return problem(415, "UNSUPPORTED_MEDIA_TYPE", `Content-Type ${mediaType(request)} is not an upload; send one of ${[...MEDIA_TYPES].join(", ")} (or none)`);
+  const type = mediaType(request);
+  if (type !== "" && !MEDIA_TYPES.has(type)) {
+    return problem(415, "UNSUPPORTED_MEDIA_TYPE", `Content-Type ${type} is not an upload; send one of ${[...MEDIA_TYPES].join(", ")} (or none)`);
   }
   // Refused from the header alone: not one byte of the body is read.
   const declared = contentLength(request);
   if (declared !== undefined && declared > limits.bytes) {
-    return json(contentLengthVerdict(limits, declared), 413, { connection: "close" });
+    return json(contentLengthVerdict(limits, declared), 413);
   }
   const body = request.body ?? new Uint8Array(0);
   let verdict;
