@@ -39,10 +39,18 @@ impl ResultBuf {
     }
 
     fn push(&mut self, piece: &[u8], limits: &UploadLimits) -> Result<(), Issue> {
-        let total = self.bytes.len() as u64 + piece.len() as u64;
-        if total > limits.result_json_bytes {
+        let room = limits
+            .result_json_bytes
+            .saturating_sub(self.bytes.len() as u64);
+        // The bytes within the limit are scanned first, whatever the chunking.
+        let within = &piece[..piece.len().min(room as usize)];
+        self.scan
+            .push(within, &mut self.counts)
+            .map_err(|stop| self.place(scan_issue(stop, limits)))?;
+        self.bytes.extend_from_slice(within);
+        if piece.len() as u64 > room {
             let issue = Issue::limit(
-                limits.hit("result_json_bytes", Some(total)),
+                limits.hit("result_json_bytes", None),
                 format!(
                     "the result JSON is larger than {} bytes",
                     limits.result_json_bytes
@@ -50,10 +58,6 @@ impl ResultBuf {
             );
             return Err(self.place(issue));
         }
-        self.scan
-            .push(piece, &mut self.counts)
-            .map_err(|stop| self.place(scan_issue(stop, limits)))?;
-        self.bytes.extend_from_slice(piece);
         Ok(())
     }
 
@@ -378,11 +382,17 @@ impl TarSink for Sink {
                 Some(r) => r.push(bytes, &self.limits),
                 None => Ok(()),
             },
-            Current::Artifact { wants: true, .. } => {
+            Current::Artifact { wants, .. } => {
+                // Scanned whole whatever the reader wants: a limit must not depend on where
+                // the chunks split (the reader stops wanting bytes once a file fails).
+                let wanted = *wants;
                 self.scan(bytes)?;
-                let wants = self.run.push(bytes);
-                if let Current::Artifact { wants: w, name, .. } = &mut self.current {
-                    *w = wants;
+                if !wanted {
+                    return Ok(());
+                }
+                let more = self.run.push(bytes);
+                if let Current::Artifact { wants, name, .. } = &mut self.current {
+                    *wants = more;
                     let name = name.clone();
                     self.memory_check(&name)?;
                 }

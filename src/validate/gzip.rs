@@ -39,6 +39,9 @@ pub struct GzipDecoder {
     member_len: u64,
     /// Compressed bytes taken so far (for error offsets).
     offset: u64,
+    /// Where the current member's deflate data starts (corrupt data is reported there: how
+    /// far the inflater reads ahead depends on the chunks it is given).
+    deflate_at: u64,
 }
 
 fn bad(message: impl Into<String>, at: u64) -> Issue {
@@ -54,6 +57,7 @@ impl GzipDecoder {
             crc: Crc32::new(),
             member_len: 0,
             offset: 0,
+            deflate_at: 0,
         }
     }
 
@@ -122,6 +126,7 @@ impl GzipDecoder {
                 self.inflater.reset(DataFormat::Raw);
                 self.crc = Crc32::new();
                 self.member_len = 0;
+                self.deflate_at = self.offset;
                 self.state = State::Deflate;
             }
             State::Trailer(buf) if buf.len() == 8 => {
@@ -177,8 +182,8 @@ impl GzipDecoder {
                 Err(MZError::Buf) => return Ok(used),
                 Err(_) => {
                     return Err(bad(
-                        "the deflate data is corrupt",
-                        self.offset + used as u64,
+                        "the deflate data of the gzip member starting here is corrupt",
+                        self.deflate_at,
                     ))
                 }
             }

@@ -104,15 +104,23 @@ impl UploadValidator {
     }
 
     fn take(&mut self, chunk: &[u8]) -> Result<(), Issue> {
-        let before = self.bytes;
+        // The bytes within the limit are read first, so that an error in them wins over the
+        // limit whatever the chunking (the verdict does not depend on where chunks split).
+        let room = self.limits.bytes.saturating_sub(self.bytes);
         self.bytes += chunk.len() as u64;
-        if self.bytes > self.limits.bytes {
+        if chunk.len() as u64 > room {
+            self.frame(&chunk[..room as usize])?;
             return Err(Issue::limit(
-                self.limits.hit("bytes", Some(self.bytes)),
+                self.limits.hit("bytes", None),
                 format!("the upload is larger than {} bytes", self.limits.bytes),
             )
-            .at_byte(self.limits.bytes.max(before)));
+            .at_byte(self.limits.bytes));
         }
+        self.frame(chunk)
+    }
+
+    /// Decide the framing from the first two bytes, then decode.
+    fn frame(&mut self, chunk: &[u8]) -> Result<(), Issue> {
         if let Framing::Sniff(head) = &mut self.framing {
             head.extend_from_slice(chunk);
             if head.len() < 2 {
@@ -140,10 +148,13 @@ impl UploadValidator {
             ..
         } = self;
         let mut feed = |piece: &[u8]| -> Result<(), Issue> {
+            let room = limits.decompressed_bytes.saturating_sub(*decompressed);
             *decompressed += piece.len() as u64;
-            if *decompressed > limits.decompressed_bytes {
+            if piece.len() as u64 > room {
+                // The bytes within the limit first, as in `take`.
+                body.push(&piece[..room as usize], limits, *memory)?;
                 return Err(Issue::limit(
-                    limits.hit("decompressed_bytes", Some(*decompressed)),
+                    limits.hit("decompressed_bytes", None),
                     format!(
                         "the upload decompresses to more than {} bytes",
                         limits.decompressed_bytes
