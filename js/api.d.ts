@@ -160,6 +160,48 @@ export declare class AccountStream {
     free(): void;
 }
 
+/** An upload for `validateUpload`: its bytes whole, or as they arrive. */
+export type UploadInput = Uint8Array | ArrayBuffer | ArrayBufferView | Blob | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+
+/** Told after each chunk pushed: the upload's bytes read so far (as sent). */
+export interface UploadProgress {
+    bytes_read: number;
+}
+
+/**
+ * Validates a result upload (docs/validate.md): the point's result JSON as the producer
+ * writes it, alone or in a tar bundle (`result.json` beside the run's raw artifacts), plain or
+ * gzip'd. Checks the limits before work and while streaming (a stream is read chunk by chunk,
+ * never gathered, and cancelled as soon as the verdict is decided), every cache field's type
+ * and range, and the claims against the accounting of the raw artifacts when they come with
+ * it. Resolves with the verdict for every upload: a too-large, malformed or refused upload is
+ * a verdict (`outcome`), not a rejection. Rejects only for a malformed call (a KvledgerError
+ * `BAD_OPTIONS` with `json_path`, e.g. `limits.byte` for an unknown limit) or an error of the
+ * stream itself (passed on as it is). The caller's buffer is never modified.
+ */
+export declare function validateUpload(
+    input: UploadInput,
+    limits?: Partial<UploadLimits> | null,
+    controls?: { onProgress?: (progress: UploadProgress) => void },
+): Promise<UploadVerdict>;
+
+/**
+ * The push API under `validateUpload`: `push` each chunk (split anywhere) while it returns
+ * `true`, then `finish` for the verdict. Throws a KvledgerError `BAD_OPTIONS` from the
+ * constructor for limits that are refused. Call `free()` when abandoning it before `finish()`
+ * (which frees it).
+ */
+export declare class UploadValidator {
+    constructor(limits?: Partial<UploadLimits> | null);
+    /** Pushes the next bytes; `false` once the verdict is decided (send no more). */
+    push(chunk: Uint8Array | ArrayBuffer | ArrayBufferView): boolean;
+    /** Bytes pushed so far, as sent. */
+    readonly bytesRead: number;
+    /** The verdict. The validator is freed. */
+    finish(): UploadVerdict;
+    free(): void;
+}
+
 /** The accounting contract this build implements (`"kvledger/1"`). */
 export declare function contractVersion(): string;
 

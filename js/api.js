@@ -243,6 +243,7 @@ export function makeApi(glue, defaultWasm) {
   }
 
   const { AccountStream, accountStream } = makeStreaming(glue, usable, answer);
+  const { UploadValidator, validateUpload } = makeValidation(glue, usable, answer);
 
   return {
     init,
@@ -250,6 +251,8 @@ export function makeApi(glue, defaultWasm) {
     autoInit,
     AccountStream,
     accountStream,
+    UploadValidator,
+    validateUpload,
     inspectRun: (files, opts) => call("inspectRun", () => [files, options(opts)]),
     inspectRuns: (files, opts) => call("inspectRuns", () => [files, options(opts)]),
     accountRun: (files, opts) => call("accountRun", () => [files, options(opts)]),
@@ -494,4 +497,117 @@ function makeStreaming(glue, usable, answer) {
   }
 
   return { AccountStream, accountStream };
+}
+
+// Upload validation: an upload's bytes, read chunk by chunk (never gathered here), pushed into
+// the raw `UploadValidator` class until its verdict is decided; the verdict is data whatever
+// the upload (too large, malformed, refused claims), never a rejection.
+
+function makeValidation(glue, usable, answer) {
+  /** One raw validator; every message starts with `label`. */
+  function open(label, limits) {
+    usable(label);
+    let json;
+    try {
+      json = encode(limits, "limits");
+    } catch (e) {
+      if (!isKvledgerError(e)) throw e;
+      throw new KvledgerError(e.code, `${label}: ${e.message}`, { json_path: e.json_path });
+    }
+    let raw;
+    answer(label, () => {
+      raw = new glue.UploadValidator(json);
+      return raw.start();
+    });
+    let bytesRead = 0;
+    const use = (fn) => {
+      usable(label);
+      if (raw === undefined) throw new KvledgerError("BAD_OPTIONS", `${label}: the validator has finished or was freed: start a new one`);
+      return answer(label, () => fn(raw));
+    };
+    return {
+      push(chunk, path = "chunk") {
+        let bytes;
+        try {
+          bytes = chunkBytes(chunk, path);
+        } catch (e) {
+          throw new KvledgerError(e.code, `${label}: ${e.message}`, { json_path: e.json_path });
+        }
+        let wants = true;
+        let at = 0;
+        do {
+          const out = use((r) => r.push(bytes.subarray(at, at + PIECE)));
+          bytesRead = out.bytes_read;
+          wants = out.wants_more;
+          at += PIECE;
+        } while (wants && at < bytes.byteLength);
+        return wants;
+      },
+      get bytesRead() {
+        return bytesRead;
+      },
+      finish() {
+        try {
+          return use((r) => r.finish());
+        } finally {
+          this.free();
+        }
+      },
+      free() {
+        if (raw !== undefined) raw.free();
+        raw = undefined;
+      },
+    };
+  }
+
+  /** The low-level push API (see the d.ts). */
+  class UploadValidator {
+    #v;
+    constructor(limits) {
+      this.#v = open("UploadValidator", limits);
+    }
+    push(chunk) {
+      return this.#v.push(chunk);
+    }
+    get bytesRead() {
+      return this.#v.bytesRead;
+    }
+    finish() {
+      return this.#v.finish();
+    }
+    free() {
+      this.#v.free();
+    }
+  }
+
+  async function validateUpload(input, limits, controls) {
+    const label = "validateUpload";
+    const onProgress = controls?.onProgress;
+    if (onProgress !== undefined && typeof onProgress !== "function") {
+      throw new KvledgerError("BAD_OPTIONS", `${label}: onProgress: expected a function, got ${describe(onProgress)}`, { json_path: "onProgress" });
+    }
+    if (input === null || input === undefined || typeof input === "string") {
+      throw new KvledgerError("BAD_OPTIONS", `${label}: input: expected bytes (Uint8Array, ArrayBuffer, a view), a Blob, a ReadableStream or an async iterable of Uint8Array chunks, got ${describe(input)}`, { json_path: "input" });
+    }
+    const v = open(label, limits);
+    try {
+      try {
+        for await (const chunk of chunksOf(input, "input")) {
+          const wants = v.push(chunk, "input");
+          if (onProgress) onProgress({ bytes_read: v.bytesRead });
+          if (!wants) break;
+        }
+      } catch (e) {
+        if (isKvledgerError(e) && !e.message.startsWith(`${label}:`)) {
+          throw new KvledgerError(e.code, `${label}: ${e.message}`, { json_path: e.json_path });
+        }
+        throw e;
+      }
+      return v.finish();
+    } finally {
+      v.free();
+    }
+  }
+
+  return { UploadValidator, validateUpload };
 }

@@ -13,6 +13,8 @@ export const {
   groupRuns,
   accountStream,
   AccountStream,
+  validateUpload,
+  UploadValidator,
   contractVersion,
   packageVersion,
   errorCodes,

@@ -15,6 +15,7 @@ pub mod read;
 pub mod schema;
 pub mod synth;
 pub mod utc;
+pub mod validate;
 pub mod wire;
 
 #[cfg(target_arch = "wasm32")]

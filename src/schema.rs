@@ -62,6 +62,8 @@ pub fn json_schema() -> Value {
     add::<AccountOptions>(&mut gen);
     add::<PriceOptions>(&mut gen);
     add::<TrendGroupInput>(&mut gen);
+    add::<crate::validate::UploadVerdict>(&mut gen);
+    add::<crate::validate::UploadLimits>(&mut gen);
     let mut defs = Value::Object(gen.take_definitions(true).into_iter().collect());
     cap_unsigned(&mut defs);
     defs["CliEnvelope"] = cli_envelope();
@@ -116,7 +118,7 @@ fn cli_envelope() -> Value {
         "required": ["kvledger", "command"],
         "properties": {
             "kvledger": {"const": ENVELOPE_VERSION},
-            "command": {"enum": ["inspect", "account", "price", "synth", null]},
+            "command": {"enum": ["inspect", "account", "price", "synth", "validate", null]},
         },
         "oneOf": [
             {
@@ -128,6 +130,11 @@ fn cli_envelope() -> Value {
             result("inspect", "run", def("RunInspection")),
             result("price", "rows", def("PriceReport")),
             result("synth", "out", json!({"type": "object"})),
+            {
+                "required": ["result"],
+                "not": {"required": ["error"]},
+                "properties": {"command": {"const": "validate"}, "result": def("UploadVerdict")},
+            },
         ],
     })
 }

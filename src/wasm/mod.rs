@@ -11,6 +11,7 @@
 
 pub mod pricing;
 pub mod stream;
+pub mod validate;
 
 use crate::account::{account_run, families_read};
 use crate::error::{ErrorCode, Position, ReadError, RunOutcome};

@@ -63,7 +63,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-fn heap_in_use() -> u64 {
+pub(crate) fn heap_in_use() -> u64 {
     LIVE.load(Ordering::Relaxed) as u64
 }
 

@@ -2,7 +2,7 @@
 //! and under `--json` an error envelope on stdout).
 
 use crate::out::{self, envelope, read_error, ErrorPayload};
-use crate::{account, inspect, price, synth};
+use crate::{account, inspect, price, synth, validate};
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 use kvledger::error::ErrorReport;
 use kvledger::ReadError;
@@ -47,6 +47,8 @@ enum Command {
     Price(price::Args),
     #[command(about = synth::ABOUT)]
     Synth(synth::Args),
+    #[command(about = validate::ABOUT)]
+    Validate(validate::Args),
     /// Print the JSON Schema (draft 2020-12) of every result, input and --json envelope
     /// (the package ships it as kvledger/schema.json)
     #[command(
@@ -91,9 +93,10 @@ fn command() -> clap::Command {
         .mut_subcommand("account", |c| c.after_help(account::after_help()))
         .mut_subcommand("price", |c| c.after_help(price::after_help()))
         .mut_subcommand("synth", |c| c.after_help(synth::after_help()))
+        .mut_subcommand("validate", |c| c.after_help(validate::after_help()))
 }
 
-const COMMANDS: [&str; 5] = ["inspect", "account", "price", "synth", "schema"];
+const COMMANDS: [&str; 6] = ["inspect", "account", "price", "synth", "validate", "schema"];
 
 /// What the raw arguments say before parsing, so a parse error can be reported in the form
 /// asked for: the command named (if any) and whether `--json` was given.
@@ -134,6 +137,7 @@ fn dispatch(matches: &ArgMatches) -> Result<(), Failure> {
             let sub = matches.subcommand_matches("synth");
             synth::main(a, sub.unwrap_or(matches))
         }
+        Command::Validate(a) => validate::main(a),
         Command::Schema => out::print(&kvledger::schema::json_schema_text()),
     }
 }

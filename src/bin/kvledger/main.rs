@@ -19,6 +19,8 @@ mod price;
 mod run_args;
 #[cfg(not(target_arch = "wasm32"))]
 mod synth;
+#[cfg(not(target_arch = "wasm32"))]
+mod validate;
 
 #[cfg(not(target_arch = "wasm32"))]
 use cli::Failure;

@@ -1,0 +1,128 @@
+//! The verdict: the result JSON's checks, the recomputation from the raw artifacts and the
+//! claims' comparison put together, errors apart from warnings, and the outcome decided by
+//! the gravest error (a limit, then a malformed upload, then refused claims).
+
+use super::bundle::Parts;
+use super::claims;
+use super::codes::{Claim, ClaimStatus, Issue, Outcome, UploadCode, UploadVerdict};
+use super::limits::UploadLimits;
+use super::result::{self, Kind, RateOf};
+use crate::account::{account_run, Accounting, Policy};
+use crate::error::ErrorCode;
+use crate::read::run::RunReader;
+
+/// A verdict decided by one error met while reading (nothing after it was read).
+pub fn refused(issue: Issue, limits: &UploadLimits) -> UploadVerdict {
+    build(vec![issue], Vec::new(), None, limits)
+}
+
+/// The verdict of an upload read to its end.
+pub fn assemble(parts: Parts, limits: &UploadLimits, policy: &Policy) -> UploadVerdict {
+    let Some((bytes, file)) = parts.result else {
+        let issue = Issue::new(UploadCode::ResultMissing, "the upload has no result JSON");
+        return refused(issue, limits);
+    };
+    let checked = match result::check(&bytes, file.as_deref()) {
+        Ok(c) => c,
+        Err(issue) => return refused(issue, limits),
+    };
+    let mut issues = checked.issues;
+    let recomputed = parts
+        .run
+        .and_then(|run| recompute(run, policy, &mut issues));
+    let priced_claims = checked.fields.iter().any(|f| priced(f.kind));
+    // `check` has read the bytes as UTF-8 already.
+    let text = std::str::from_utf8(&bytes).unwrap_or_default();
+    let (claims, claim_issues) = claims::compare(
+        checked.fields,
+        recomputed.as_ref(),
+        policy,
+        file.as_deref(),
+        text,
+    );
+    issues.extend(claim_issues);
+    if !priced_claims {
+        let mut issue = Issue::new(
+            UploadCode::NoClaims,
+            "the result JSON carries no cache claim (no hit rate, status or eligibility)",
+        );
+        if let Some(f) = &file {
+            issue = issue.in_file(f);
+        }
+        issues.push(issue);
+    }
+    build(issues, claims, recomputed.map(Box::new), limits)
+}
+
+fn priced(kind: Kind) -> bool {
+    matches!(kind, Kind::Status | Kind::Eligible)
+        || matches!(kind, Kind::Rate(of) if of != RateOf::Telemetry)
+}
+
+/// The accounting of the bundle's raw artifacts; `None` when it has none (or they cannot be
+/// read: that is an error pushed to `issues`).
+fn recompute(run: RunReader, policy: &Policy, issues: &mut Vec<Issue>) -> Option<Accounting> {
+    match run.finish() {
+        Ok(run) => {
+            for f in &run.ignored {
+                issues.push(
+                    Issue::new(
+                        UploadCode::FileIgnored,
+                        format!("`{}` is not read: {}", f.name, f.reason),
+                    )
+                    .in_file(&f.name),
+                );
+            }
+            Some(account_run(&run, policy))
+        }
+        Err(e) if e.code == ErrorCode::NoArtifacts => None,
+        Err(e) => {
+            let mut issue = Issue::new(
+                UploadCode::ArtifactUnreadable,
+                format!("`{}` cannot be read: {} ({})", e.file, e.message, e.code),
+            )
+            .in_file(&e.file)
+            .at(&e.position);
+            issue.artifact_code = Some(e.code);
+            issues.push(issue);
+            None
+        }
+    }
+}
+
+/// How grave an outcome is: the verdict takes the gravest of its errors.
+fn rank(o: Outcome) -> u8 {
+    match o {
+        Outcome::Accepted => 0,
+        Outcome::ClaimsRefused => 1,
+        Outcome::Malformed => 2,
+        Outcome::LimitExceeded => 3,
+    }
+}
+
+fn build(
+    issues: Vec<Issue>,
+    claims: Vec<Claim>,
+    recomputed: Option<Box<Accounting>>,
+    limits: &UploadLimits,
+) -> UploadVerdict {
+    let (errors, warnings): (Vec<Issue>, Vec<Issue>) =
+        issues.into_iter().partition(|i| i.code.outcome().is_some());
+    let outcome = errors
+        .iter()
+        .filter_map(|i| i.code.outcome())
+        .max_by_key(|o| rank(*o))
+        .unwrap_or(Outcome::Accepted);
+    debug_assert!(claims
+        .iter()
+        .all(|c| c.status != ClaimStatus::Verified || recomputed.is_some()));
+    UploadVerdict {
+        accepted: outcome == Outcome::Accepted,
+        outcome,
+        errors,
+        warnings,
+        claims,
+        recomputed,
+        limits: *limits,
+    }
+}
