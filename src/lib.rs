@@ -8,6 +8,7 @@ pub mod account;
 pub mod engines;
 pub mod error;
 pub mod inspect;
+pub mod json_path;
 pub mod model;
 pub mod options;
 pub mod pricing;
