@@ -14,6 +14,7 @@ pub mod options;
 pub mod pricing;
 pub mod read;
 pub mod schema;
+pub mod sort;
 pub mod synth;
 pub mod utc;
 pub mod wire;

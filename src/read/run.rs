@@ -187,7 +187,7 @@ fn base_name(name: &str) -> &str {
 /// Raw scrapes sorted by endpoint, then time (untimed last), then file and file order, with
 /// the file each came from (parallel vector).
 fn sort_scrapes(mut scrapes: Vec<(Scrape, String, usize)>) -> (Vec<Scrape>, Vec<String>) {
-    scrapes.sort_by(|(a, fa, sa), (b, fb, sb)| {
+    crate::sort::sort_by(&mut scrapes, |(a, fa, sa), (b, fb, sb)| {
         (
             &a.endpoint_url,
             a.timestamp_ns.is_none(),
@@ -825,7 +825,7 @@ fn once_only(kind: ArtifactKind) -> bool {
 /// elsewhere.
 fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusal> {
     // Stable: files of one name stay in the order they came.
-    done.sort_by(|a, b| a.name.cmp(&b.name));
+    crate::sort::sort_by(&mut done, |a, b| a.name.cmp(&b.name));
     let captures = capture_meta(&mut done, options)?;
     let names: Vec<String> = done.iter().map(|d| d.name.clone()).collect();
 
@@ -946,7 +946,7 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
 /// the caller lists them in. A file that cannot be opened or read is an `IO` error at once.
 pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, ReadError> {
     let mut order: Vec<&InputFile<'_>> = inputs.iter().collect();
-    order.sort_by(|a, b| a.name.cmp(&b.name));
+    crate::sort::sort_by(&mut order, |a, b| a.name.cmp(&b.name));
     let mut reader = RunReader::new(options);
     for f in &order {
         match &f.data {
