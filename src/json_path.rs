@@ -66,7 +66,10 @@ pub fn display(path: &[Seg]) -> String {
 /// The path as the readers show it (`error::json_path` of a `serde_path_to_error` path): cut
 /// before the first step that cannot be named; `None` when nothing can be named.
 pub fn shown(path: &[Seg]) -> Option<String> {
-    let known = path.iter().position(|s| *s == Seg::Unknown).unwrap_or(path.len());
+    let known = path
+        .iter()
+        .position(|s| *s == Seg::Unknown)
+        .unwrap_or(path.len());
     (known > 0).then(|| display(&path[..known]))
 }
 
@@ -98,10 +101,26 @@ fn kind_of(err: &serde_json::Error) -> Kind {
 
 /// The path of the value `err` is about, from the bytes serde_json had read when it failed.
 pub fn path_of_error(text: &[u8], err: &serde_json::Error) -> Vec<Seg> {
+    locate(text, err, false)
+}
+
+/// [`path_of_error`] for an error a `Deserialize` impl raised after its value was read (a
+/// count refused once parsed): serde_json places such an error after the object or array
+/// holding the value when the value was its last member, so the path goes on to that member.
+pub fn path_of_member_error(text: &[u8], err: &serde_json::Error) -> Vec<Seg> {
+    locate(text, err, true)
+}
+
+fn locate(text: &[u8], err: &serde_json::Error, member: bool) -> Vec<Seg> {
     let Some(fault) = crate::read::locate::serde_offset(text, err.line(), err.column()) else {
         return Vec::new();
     };
-    let read = text.get(..fault + 1).unwrap_or(text);
+    let mut read = text.get(..fault + 1).unwrap_or(text);
+    // Elements left over by a struct read from an array: serde_json points at the first one,
+    // and the error is the array's (as serde_path_to_error has it), not that element's.
+    if err.to_string().starts_with("trailing characters") {
+        read = &read[..fault];
+    }
     // serde_json reports a container it refuses before reading it, but one a visitor refuses
     // after reading its `[` or `{`: what comes next tells which.
     let next = text.get(read.len()..).unwrap_or_default();
@@ -109,7 +128,10 @@ pub fn path_of_error(text: &[u8], err: &serde_json::Error) -> Vec<Seg> {
         .iter()
         .find(|b| !b.is_ascii_whitespace())
         .is_some_and(|b| matches!(b, b'[' | b'{'));
-    let mut path = path_at(read, kind_of(err), container_next);
+    let (mut path, closed) = path_at(read, kind_of(err), container_next);
+    if member {
+        path.extend(closed);
+    }
     // A unit variant's name given where the variant carries data: serde_path_to_error has
     // entered the variant (the string just read).
     if err.to_string().starts_with("invalid type: unit variant") {
@@ -158,8 +180,12 @@ struct Frame {
 }
 
 /// Scan `read` (the bytes serde_json had read) and name the step of each open container.
-fn path_at(read: &[u8], kind: Kind, container_next: bool) -> Vec<Seg> {
-    let (stack, fault) = scan(read);
+fn path_at(read: &[u8], kind: Kind, container_next: bool) -> (Vec<Seg>, Option<Seg>) {
+    let Scan {
+        stack,
+        fault,
+        closed,
+    } = scan(read);
     let mut path = Vec::with_capacity(stack.len());
     let last = stack.len().saturating_sub(1);
     for (i, f) in stack.into_iter().enumerate() {
@@ -192,13 +218,14 @@ fn path_at(read: &[u8], kind: Kind, container_next: bool) -> Vec<Seg> {
         };
         path.extend(seg);
     }
-    path
+    (path, closed)
 }
 
 /// The open containers after reading `read`, innermost last. Stops at the first byte that is
 /// not JSON where it stands (the fault of a syntax error).
-fn scan(read: &[u8]) -> (Vec<Frame>, Option<u8>) {
+fn scan(read: &[u8]) -> Scan {
     let mut stack: Vec<Frame> = Vec::new();
+    let mut closed = None;
     let mut i = 0;
     while i < read.len() {
         let b = read[i];
@@ -207,6 +234,7 @@ fn scan(read: &[u8]) -> (Vec<Frame>, Option<u8>) {
             continue;
         }
         let top = stack.last().map(|f| (f.obj, f.at));
+        closed = None;
         let wants_value = matches!(
             top,
             None | Some((true, At::Colon)) | Some((false, At::Expect | At::Next))
@@ -217,7 +245,7 @@ fn scan(read: &[u8]) -> (Vec<Frame>, Option<u8>) {
                 let f = stack.last_mut().expect("an open object");
                 let Some(end) = end else {
                     f.at = At::InKey;
-                    return (stack, None);
+                    return Scan::stopped(stack, None);
                 };
                 f.key = Some(key);
                 f.at = At::AfterKey;
@@ -235,7 +263,10 @@ fn scan(read: &[u8]) -> (Vec<Frame>, Option<u8>) {
             }
             (Some((true, At::Expect | At::AfterValue)), b'}')
             | (Some((false, At::Expect | At::AfterValue)), b']') => {
-                stack.pop();
+                closed = stack.pop().and_then(|f| match f.obj {
+                    true => f.key.map(Seg::Key),
+                    false => f.count.checked_sub(1).map(Seg::Index),
+                });
                 done(&mut stack);
                 i += 1;
             }
@@ -252,25 +283,49 @@ fn scan(read: &[u8]) -> (Vec<Frame>, Option<u8>) {
             (_, b'"') if wants_value => {
                 start_value(&mut stack);
                 let Some(end) = string(read, i + 1).1 else {
-                    return (stack, None);
+                    return Scan::stopped(stack, None);
                 };
                 done(&mut stack);
                 i = end;
             }
-            (_, b',' | b':' | b'}' | b']') => return (stack, Some(b)),
+            (_, b',' | b':' | b'}' | b']') => return Scan::stopped(stack, Some(b)),
             _ if wants_value => {
                 start_value(&mut stack);
                 let (end, complete) = scalar_end(read, i);
                 if !complete {
-                    return (stack, read.get(end).copied());
+                    return Scan::stopped(stack, read.get(end).copied());
                 }
                 done(&mut stack);
                 i = end;
             }
-            _ => return (stack, Some(b)),
+            _ => return Scan::stopped(stack, Some(b)),
         }
     }
-    (stack, None)
+    Scan {
+        stack,
+        fault: None,
+        closed,
+    }
+}
+
+/// What [`scan`] found.
+struct Scan {
+    /// The open containers, innermost last.
+    stack: Vec<Frame>,
+    /// The byte that is not JSON where it stands, if the scan stopped at one.
+    fault: Option<u8>,
+    /// When the last byte read closed a container: the step of its last member.
+    closed: Option<Seg>,
+}
+
+impl Scan {
+    fn stopped(stack: Vec<Frame>, fault: Option<u8>) -> Scan {
+        Scan {
+            stack,
+            fault,
+            closed: None,
+        }
+    }
 }
 
 /// A value begins inside the top container.
@@ -399,15 +454,14 @@ fn scalar_end(read: &[u8], from: usize) -> (usize, bool) {
     (i, true)
 }
 
+/// The differential check of [`path_of_error`] against `serde_path_to_error`, for the tests
+/// of every type read through it.
 #[cfg(test)]
-mod tests {
+pub(crate) mod testing {
     use super::*;
-    use crate::account::Policy;
-    use crate::options::{AccountOptions, InspectOptions, PriceOptions, TrendGroupInput};
-    use crate::pricing::point::PointInput;
 
     /// The path `serde_path_to_error` reports and the one found here, for a text `T` refuses.
-    fn both<T: DeserializeOwned>(text: &str) -> Option<(String, String, String)> {
+    fn both<T: DeserializeOwned>(text: &str, locate: Locate) -> Option<(String, String, String)> {
         let tracked = {
             let de = &mut serde_json::Deserializer::from_str(text);
             match serde_path_to_error::deserialize::<_, T>(de) {
@@ -424,7 +478,11 @@ mod tests {
             tracked.1,
             "{text:?}: a different error"
         );
-        Some((tracked.0, display(&e.path), tracked.1))
+        Some((
+            tracked.0,
+            display(&locate(text.as_bytes(), &e.error)),
+            tracked.1,
+        ))
     }
 
     /// Every text made from `valid` by cutting it, dropping a byte, or inserting a token.
@@ -466,14 +524,28 @@ mod tests {
     }
 
     /// Compare on every mutation of `valid`; with `syntax` false, only on well-formed JSON.
-    fn compare<T: DeserializeOwned>(valid: &str, syntax: bool) -> usize {
+    /// How a caller finds the path of an error.
+    pub(crate) type Locate = fn(&[u8], &serde_json::Error) -> Vec<Seg>;
+
+    /// [`compare_located`] with [`path_of_error`].
+    pub(crate) fn compare<T: DeserializeOwned>(valid: &str, syntax: bool) -> usize {
+        compare_located::<T>(valid, syntax, path_of_error)
+    }
+
+    /// Compare the paths on every mutation of `valid` (with `syntax` false, only on well-formed
+    /// JSON); the number of broken texts compared.
+    pub(crate) fn compare_located<T: DeserializeOwned>(
+        valid: &str,
+        syntax: bool,
+        locate: Locate,
+    ) -> usize {
         let mut failures = Vec::new();
         let mut n = 0;
         for text in mutations(valid) {
             if !syntax && serde_json::from_str::<serde_json::Value>(&text).is_err() {
                 continue;
             }
-            if let Some((tracked, found, msg)) = both::<T>(&text) {
+            if let Some((tracked, found, msg)) = both::<T>(&text, locate) {
                 n += 1;
                 if tracked != found {
                     failures.push(format!(
@@ -490,6 +562,15 @@ mod tests {
         );
         n
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::compare;
+    use super::*;
+    use crate::account::Policy;
+    use crate::options::{AccountOptions, InspectOptions, PriceOptions, TrendGroupInput};
+    use crate::pricing::point::PointInput;
 
     #[test]
     fn paths_match_serde_path_to_error_on_broken_options() {
