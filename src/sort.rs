@@ -58,7 +58,7 @@ mod tests {
                 })
                 .collect();
             let mut expected = v.clone();
-            expected.sort_by(|a, b| a.0.cmp(&b.0));
+            expected.sort_by_key(|a| a.0);
             let mut got = v.clone();
             sort_by(&mut got, |a, b| a.0.cmp(&b.0));
             assert_eq!(got, expected, "len {len}");
