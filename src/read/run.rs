@@ -180,6 +180,16 @@ struct CaptureManifest {
     captures: Vec<CaptureManifestEntry>,
 }
 
+#[cfg(test)]
+#[test]
+fn manifest_error_paths_match_serde_path_to_error() {
+    let n = crate::json_path::testing::compare::<CaptureManifest>(
+        r#"{"captures": [{"file": "a.prom", "endpoint_url": "http://h/metrics", "timestamp_ns": 1781000000000000001}, {"file": "b.prom"}]}"#,
+        true,
+    );
+    assert!(n > 1000, "only {n} broken manifests were compared");
+}
+
 fn base_name(name: &str) -> &str {
     name.rsplit(['/', '\\']).next().unwrap_or(name)
 }
@@ -342,8 +352,9 @@ fn utf8<'b>(name: &str, bytes: &'b [u8]) -> Result<&'b str, ReadError> {
 fn read_manifest(name: &str, bytes: &[u8]) -> Result<Vec<(String, CaptureMeta)>, ReadError> {
     let text = utf8(name, bytes)?;
     let de = &mut serde_json::Deserializer::from_str(text);
-    let manifest: CaptureManifest = serde_path_to_error::deserialize(de)
-        .map_err(|e| ReadError::from_json_text(name, text, e.inner(), Some(e.path())))?;
+    let manifest: CaptureManifest = crate::json_path::deserialize(text, de).map_err(|e| {
+        ReadError::from_json_text_at(name, text, &e.error, crate::json_path::shown(&e.path))
+    })?;
     Ok(manifest
         .captures
         .into_iter()
