@@ -119,7 +119,7 @@ fn locate(text: &[u8], err: &serde_json::Error, member: bool) -> Vec<Seg> {
     // Elements left over by a struct read from an array: serde_json points at the first one,
     // and the error is the array's (as serde_path_to_error has it), not that element's.
     if err.to_string().starts_with("trailing characters") {
-        read = &read[..fault];
+        read = read.get(..fault).unwrap_or(read);
     }
     // serde_json reports a container it refuses before reading it, but one a visitor refuses
     // after reading its `[` or `{`: what comes next tells which.
@@ -193,7 +193,7 @@ fn path_at(read: &[u8], kind: Kind, container_next: bool) -> (Vec<Seg>, Option<S
         let seg = match (f.obj, f.at) {
             // An enclosing container is always inside the value of its current step.
             (true, _) if !inner => f.key.map(Seg::Key),
-            (false, _) if !inner => Some(Seg::Index(f.count - 1)),
+            (false, _) if !inner => Some(Seg::Index(f.count.saturating_sub(1))),
             // Objects: serde_path_to_error names the key once read, but a malformed separator
             // (`:`) fails before the value's step begins, and the next key's failure is `?`.
             (true, At::Expect | At::Next | At::InKey) => {
@@ -214,7 +214,7 @@ fn path_at(read: &[u8], kind: Kind, container_next: bool) -> (Vec<Seg>, Option<S
             }
             (false, At::Expect | At::Next) => None,
             (false, At::AfterValue) if kind == Kind::Syntax => None,
-            (false, _) => Some(Seg::Index(f.count - 1)),
+            (false, _) => Some(Seg::Index(f.count.saturating_sub(1))),
         };
         path.extend(seg);
     }
