@@ -239,10 +239,20 @@ impl ReadError {
         err: &serde_json::Error,
         path: Option<&serde_path_to_error::Path>,
     ) -> Self {
+        Self::from_json_text_at(file, text, err, path.and_then(json_path))
+    }
+
+    /// [`ReadError::from_json_text`] with the path already shown (`json_path::shown`).
+    pub fn from_json_text_at(
+        file: &str,
+        text: &str,
+        err: &serde_json::Error,
+        json_path: Option<String>,
+    ) -> Self {
         let mut position = crate::read::locate::serde_error_position(text.as_bytes(), err)
             .map(|p| p.position())
             .unwrap_or_default();
-        position.json_path = path.and_then(json_path);
+        position.json_path = json_path;
         ReadError::new(json_code(err), file, position, json_message(err))
     }
 }

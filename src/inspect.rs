@@ -701,7 +701,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
         }
     }
 
-    candidates.sort_by_key(|c| (c.source, c.start_ns, c.end_ns));
+    crate::sort::sort_by_key(&mut candidates, |c| (c.source, c.start_ns, c.end_ns));
     candidates.dedup();
 
     RunInspection {

@@ -1,11 +1,12 @@
 //! The inputs of the npm package's calls (`inspectRun`, `accountRun`, the pricing calls) as
 //! plain serde types. The package's JS wrapper sends every argument but file contents as JSON,
-//! and the bindings read it with `serde_path_to_error`: a field kvledger does not know is
-//! refused by its path at any depth (`options.policy.maxRateWidth`), as the CLI refuses one in
+//! and the bindings read it with plain serde_json, naming the path of an error from its position
+//! ([`crate::json_path`]): a field kvledger does not know is refused by its path at any depth (`options.policy.maxRateWidth`), as the CLI refuses one in
 //! a policy file. The same types feed the JSON Schema and, on wasm32, the d.ts.
 
 use crate::account::Policy;
 use crate::error::ReadError;
+use crate::json_path::{self, PathError, Seg};
 use crate::pricing::point::PointInput;
 use crate::pricing::rate_card::RateCard;
 use crate::pricing::{LegacySurface, PricingPolicy};
@@ -263,9 +264,9 @@ impl OptionsError {
     }
 
     /// A serde error met while reading argument `arg` of a call, at the path serde reached.
-    pub fn from_serde(arg: &str, err: serde_path_to_error::Error<serde_json::Error>) -> Self {
-        let path = join_path(arg, err.path());
-        let mut message = err.into_inner().to_string();
+    pub fn from_serde(arg: &str, err: PathError) -> Self {
+        let path = join_path(arg, &err.path);
+        let mut message = err.error.to_string();
         // serde_json appends " at line L column C" of the JSON the wrapper made: not the caller's.
         if let Some(i) = message.rfind(" at line ") {
             message.truncate(i);
@@ -305,24 +306,19 @@ impl From<ReadError> for CallError {
 
 /// `arg` followed by serde's path, map keys that are not plain identifiers quoted:
 /// `options.captures["a.prom"].endpointUrl`; with `arg` empty, the path alone (`points[2].row`).
-pub fn join_path(arg: &str, path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
+pub fn join_path(arg: &str, path: &[Seg]) -> String {
     let mut out = arg.to_string();
-    for seg in path.iter() {
+    for seg in path {
         match seg {
-            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
-            Segment::Map { key } if is_identifier(key) => {
+            Seg::Index(index) => out.push_str(&format!("[{index}]")),
+            Seg::Key(key) if is_identifier(key) => {
                 if !out.is_empty() {
                     out.push('.');
                 }
                 out.push_str(key);
             }
-            Segment::Map { key } => out.push_str(&format!("[{}]", quote(key))),
-            Segment::Enum { variant } => {
-                out.push('.');
-                out.push_str(variant);
-            }
-            Segment::Unknown => out.push_str(".?"),
+            Seg::Key(key) => out.push_str(&format!("[{}]", quote(key))),
+            Seg::Unknown => out.push_str(".?"),
         }
     }
     out
@@ -344,7 +340,7 @@ fn quote(key: &str) -> String {
 pub fn from_json<T: serde::de::DeserializeOwned>(arg: &str, json: &str) -> Result<T, OptionsError> {
     let mut de = serde_json::Deserializer::from_str(json);
     let value =
-        serde_path_to_error::deserialize(&mut de).map_err(|e| OptionsError::from_serde(arg, e))?;
+        json_path::deserialize(json, &mut de).map_err(|e| OptionsError::from_serde(arg, e))?;
     de.end()
         .map_err(|e| OptionsError::new(arg, format!("not one JSON value: {e}")))?;
     Ok(value)

@@ -266,7 +266,7 @@ struct Parts {
 
 /// The verdict from the reasons (the first failing check in contract order), then the result.
 fn assemble(p: Parts, mut reasons: Vec<Reason>, policy: &Policy) -> Accounting {
-    reasons.sort();
+    crate::sort::sort_by(&mut reasons, Ord::cmp);
     reasons.dedup();
     let status = status_of(&reasons);
     let pricing_eligible = status == Status::ValidComplete;

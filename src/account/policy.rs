@@ -34,8 +34,10 @@ impl Policy {
     /// Read a policy JSON object; absent fields take their defaults, unknown fields are refused.
     pub fn from_json(file: &str, text: &str) -> Result<Policy, ReadError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let p: Policy = serde_path_to_error::deserialize(de)
-            .map_err(|e| ReadError::from_json(file, e.inner(), Some(e.path().to_string())))?;
+        let p: Policy = crate::json_path::deserialize(text, de).map_err(|e| {
+            let path = crate::json_path::display(&e.path);
+            ReadError::from_json(file, &e.error, Some(path))
+        })?;
         p.validate(file)?;
         Ok(p)
     }

@@ -43,7 +43,7 @@ pub fn decide(
         observed_tiers.push("external".to_string());
     }
     let mut observed_roles: Vec<Role> = dep.priced.iter().filter_map(|u| dep.role_of(u)).collect();
-    observed_roles.sort();
+    crate::sort::sort_by(&mut observed_roles, Ord::cmp);
     observed_roles.dedup();
     let any_prefill = dep
         .decisions

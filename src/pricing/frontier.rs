@@ -22,7 +22,7 @@ pub fn pareto_front_upper_left(points: &[(f64, f64)]) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..points.len())
         .filter(|&i| points[i].0.is_finite() && points[i].1.is_finite())
         .collect();
-    idx.sort_by(|&a, &b| {
+    crate::sort::sort_by(&mut idx, |&a, &b| {
         let (pa, pb) = (points[a], points[b]);
         pa.0.total_cmp(&pb.0)
             .then(pb.1.total_cmp(&pa.1))

@@ -55,7 +55,7 @@ pub fn trend_series(
             value: interpolate_trend(&g.points, target, card, policy),
         })
         .collect();
-    out.sort_by(|a, b| a.date.cmp(&b.date));
+    crate::sort::sort_by(&mut out, |a, b| a.date.cmp(&b.date));
     if let (Some(end), Some(last)) = (extend_to, out.last().cloned()) {
         if end > last.date.as_str() {
             out.push(TrendPoint {

@@ -646,12 +646,9 @@ fn list_index(key: Key) -> usize {
 /// Read launch facts from a JSON object.
 pub fn read_launch_json(file: &str, text: &str) -> Result<LaunchFacts, ReadError> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let top: TopLevel = match serde_path_to_error::deserialize(de) {
+    let top: TopLevel = match crate::json_path::deserialize(text, de) {
         Ok(t) => t,
-        Err(e)
-            if e.inner().classify() == serde_json::error::Category::Data
-                && e.path().iter().next().is_none() =>
-        {
+        Err(e) if e.error.classify() == serde_json::error::Category::Data && e.path.is_empty() => {
             return Err(ReadError::new(
                 ErrorCode::JsonShape,
                 file,
@@ -662,12 +659,8 @@ pub fn read_launch_json(file: &str, text: &str) -> Result<LaunchFacts, ReadError
             ));
         }
         Err(e) => {
-            return Err(ReadError::from_json_text(
-                file,
-                text,
-                e.inner(),
-                Some(e.path()),
-            ))
+            let path = crate::json_path::shown(&e.path);
+            return Err(ReadError::from_json_text_at(file, text, &e.error, path));
         }
     };
     let mut b = Builder::new(file, Some(text));
@@ -711,6 +704,16 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_paths_match_serde_path_to_error() {
+        let n = crate::json_path::testing::compare::<TopLevel>(
+            r#"{"framework": "vllm", "disaggregated": true, "prefill_endpoints": ["http://p:8000"],
+                "endpoint_roles": {"http://p:8000": "prefill"}, "kv_offloading": null, "n": 2.5}"#,
+            true,
+        );
+        assert!(n > 1000, "only {n} broken launch files were compared");
+    }
 
     #[test]
     fn endpoints() {

@@ -24,7 +24,7 @@
 //! line → explicit nulls (AIPerf before 0.3.0); otherwise omitted nulls. The file's era is the
 //! one all lines share, `Mixed` when they differ, `Empty` without records.
 
-use crate::error::{json_message, json_path, ErrorCode, ReadError};
+use crate::error::{json_message, ErrorCode, ReadError};
 use crate::model::{Phase, ProfileEra, ProfileExport, RecordError, RequestRecord};
 use crate::read::count;
 use crate::read::locate::{in_line, serde_in_line, Seg};
@@ -249,7 +249,7 @@ fn record_error(file: &str, line_no: usize, bytes: &[u8], terminated: bool) -> R
         text.push(b'\n');
     }
     let de = &mut serde_json::Deserializer::from_slice(&text);
-    match serde_path_to_error::deserialize::<_, LineDe>(de) {
+    match LineDe::deserialize(de) {
         Ok(_) => ReadError::new(
             ErrorCode::ProfileRecord,
             file,
@@ -257,13 +257,13 @@ fn record_error(file: &str, line_no: usize, bytes: &[u8], terminated: bool) -> R
             "not a request record",
         ),
         Err(e) => {
-            let mut pos = serde_in_line(&text, line_no, e.inner());
-            pos.json_path = json_path(e.path());
+            let mut pos = serde_in_line(&text, line_no, &e);
+            pos.json_path = crate::json_path::shown(&crate::json_path::path_of_error(&text, &e));
             ReadError::new(
                 ErrorCode::ProfileRecord,
                 file,
                 pos,
-                format!("not a request record: {}", json_message(e.inner())),
+                format!("not a request record: {}", json_message(&e)),
             )
         }
     }
@@ -435,5 +435,16 @@ mod tests {
         assert!(has_explicit_null(br#"{"a": null}"#));
         assert!(!has_explicit_null(br#"{"a": "null"}"#));
         assert!(!has_explicit_null(br#"{"a": "x\"null"}"#));
+    }
+
+    #[test]
+    fn record_error_paths_match_serde_path_to_error() {
+        let n = crate::json_path::testing::compare::<LineDe>(
+            r#"{"metadata": {"benchmark_phase": "profiling", "request_start_ns": 1765529006843416914, "was_cancelled": false, "turn_index": 2},
+                "metrics": {"usage_prompt_tokens": {"value": 812, "unit": "tokens"}, "request_latency": {"value": 1.5, "unit": "ms"}},
+                "error": {"code": 500, "type": "x", "message": "m"}}"#,
+            true,
+        );
+        assert!(n > 1000, "only {n} broken records were compared");
     }
 }

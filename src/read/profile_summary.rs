@@ -15,7 +15,7 @@
 //! already lost precision: such a value is taken only when it is an exact integer no larger
 //! than 2^53 (i.e. the float is provably the written integer), otherwise it is `None`.
 
-use crate::error::{json_path, ErrorCode, ReadError};
+use crate::error::{ErrorCode, ReadError};
 use crate::model::RunSummary;
 use crate::read::count;
 use crate::read::json_stream::slice_error;
@@ -206,17 +206,24 @@ pub fn read_run_summary<R: std::io::Read>(file: &str, reader: R) -> Result<RunSu
 
 fn parse_run_summary(file: &str, text: &[u8]) -> Result<RunSummary, ReadError> {
     let mut de = serde_json::Deserializer::from_slice(text);
-    let mut track = serde_path_to_error::Track::new();
-    let parsed =
-        SummaryDe::deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
+    let parsed = SummaryDe::deserialize(&mut de);
     let err = match parsed.and_then(|s| de.end().map(|()| s)) {
         Ok(s) => return Ok(summary(s)),
         Err(e) => e,
     };
-    let path = json_path(&track.path());
+    let path = crate::json_path::shown(&error_path(text, &err));
     Err(slice_error(file, text, &err, path, |p| {
         format!("run summary count at `{p}`")
     }))
+}
+
+/// The JSON path of `err` ([`crate::json_path`]); a count refused once parsed is its
+/// member's error.
+fn error_path(text: &[u8], err: &serde_json::Error) -> Vec<crate::json_path::Seg> {
+    match count::refused_in_visitor(err) {
+        Some(_) => crate::json_path::path_of_member_error(text, err),
+        None => crate::json_path::path_of_error(text, err),
+    }
 }
 
 fn summary(s: SummaryDe) -> RunSummary {
@@ -256,5 +263,23 @@ fn summary(s: SummaryDe) -> RunSummary {
         was_cancelled: s.was_cancelled,
         warmup_request_count: avg(&warm.request_count),
         warmup_error_request_count: avg(&warm.error_request_count),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_paths_match_serde_path_to_error() {
+        use crate::json_path::testing::compare_located;
+        let n = compare_located::<SummaryDe>(
+            r#"{"schema_version": "1.1", "records": {"request_count": {"avg": 200, "unit": "requests"},
+                "total_isl": {"avg": 9007199254740993}, "benchmark_duration": {"avg": 12.5}},
+                "warmup_metrics": {"request_count": {"avg": 2}}, "was_cancelled": false}"#,
+            true,
+            error_path,
+        );
+        assert!(n > 1000, "only {n} broken summaries were compared");
     }
 }

@@ -180,6 +180,16 @@ struct CaptureManifest {
     captures: Vec<CaptureManifestEntry>,
 }
 
+#[cfg(test)]
+#[test]
+fn manifest_error_paths_match_serde_path_to_error() {
+    let n = crate::json_path::testing::compare::<CaptureManifest>(
+        r#"{"captures": [{"file": "a.prom", "endpoint_url": "http://h/metrics", "timestamp_ns": 1781000000000000001}, {"file": "b.prom"}]}"#,
+        true,
+    );
+    assert!(n > 1000, "only {n} broken manifests were compared");
+}
+
 fn base_name(name: &str) -> &str {
     name.rsplit(['/', '\\']).next().unwrap_or(name)
 }
@@ -187,7 +197,7 @@ fn base_name(name: &str) -> &str {
 /// Raw scrapes sorted by endpoint, then time (untimed last), then file and file order, with
 /// the file each came from (parallel vector).
 fn sort_scrapes(mut scrapes: Vec<(Scrape, String, usize)>) -> (Vec<Scrape>, Vec<String>) {
-    scrapes.sort_by(|(a, fa, sa), (b, fb, sb)| {
+    crate::sort::sort_by(&mut scrapes, |(a, fa, sa), (b, fb, sb)| {
         (
             &a.endpoint_url,
             a.timestamp_ns.is_none(),
@@ -342,8 +352,9 @@ fn utf8<'b>(name: &str, bytes: &'b [u8]) -> Result<&'b str, ReadError> {
 fn read_manifest(name: &str, bytes: &[u8]) -> Result<Vec<(String, CaptureMeta)>, ReadError> {
     let text = utf8(name, bytes)?;
     let de = &mut serde_json::Deserializer::from_str(text);
-    let manifest: CaptureManifest = serde_path_to_error::deserialize(de)
-        .map_err(|e| ReadError::from_json_text(name, text, e.inner(), Some(e.path())))?;
+    let manifest: CaptureManifest = crate::json_path::deserialize(text, de).map_err(|e| {
+        ReadError::from_json_text_at(name, text, &e.error, crate::json_path::shown(&e.path))
+    })?;
     Ok(manifest
         .captures
         .into_iter()
@@ -825,7 +836,7 @@ fn once_only(kind: ArtifactKind) -> bool {
 /// elsewhere.
 fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusal> {
     // Stable: files of one name stay in the order they came.
-    done.sort_by(|a, b| a.name.cmp(&b.name));
+    crate::sort::sort_by(&mut done, |a, b| a.name.cmp(&b.name));
     let captures = capture_meta(&mut done, options)?;
     let names: Vec<String> = done.iter().map(|d| d.name.clone()).collect();
 
@@ -946,7 +957,7 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
 /// the caller lists them in. A file that cannot be opened or read is an `IO` error at once.
 pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, ReadError> {
     let mut order: Vec<&InputFile<'_>> = inputs.iter().collect();
-    order.sort_by(|a, b| a.name.cmp(&b.name));
+    crate::sort::sort_by(&mut order, |a, b| a.name.cmp(&b.name));
     let mut reader = RunReader::new(options);
     for f in &order {
         match &f.data {

@@ -21,7 +21,7 @@
 //! is reported at its second key, an unknown `type` at its value, a refused count at its
 //! number, anything else where serde_json stopped.
 
-use crate::error::{json_code, json_message, json_path, ErrorCode, ReadError};
+use crate::error::{json_code, json_message, ErrorCode, ReadError};
 use crate::model::{
     Bucket, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats, HistogramStats, Labels,
     MetricType, PhaseTimeRanges, Series, ServerMetricsExport, ServerMetricsFormat, Stats,
@@ -827,7 +827,7 @@ impl ExportState {
             }
             Some(Err(e)) if !value.last && cut_short(value.bytes, &e) => Err(Stop::More),
             None if !value.last => Err(Stop::More),
-            Some(Err(err)) => Err(Stop::Error(self.unit_error::<T>(value, prefix, kind, &err))),
+            Some(Err(err)) => Err(Stop::Error(self.unit_error(value, prefix, kind, &err))),
             None => Err(Stop::Error(ReadError::new(
                 ErrorCode::JsonSyntax,
                 &self.file,
@@ -837,9 +837,9 @@ impl ExportState {
         }
     }
 
-    /// The error `err` of a whole value read as `T`, with its inner path found by parsing it
-    /// again tracked: tracking costs only when something is wrong.
-    fn unit_error<T: serde::de::DeserializeOwned>(
+    /// The error `err` of a whole value read as `T`, with its inner path found from the
+    /// error's position in the value ([`crate::json_path`]): no tracked copy of `T`'s parser.
+    fn unit_error(
         &self,
         value: &mut Whole<'_>,
         prefix: &str,
@@ -847,13 +847,10 @@ impl ExportState {
         err: &serde_json::Error,
     ) -> ReadError {
         let bytes = value.bytes;
-        let inner = {
-            let mut de = serde_json::Deserializer::from_slice(bytes);
-            match serde_path_to_error::deserialize::<_, T>(&mut de) {
-                Err(e) => json_path(e.path()),
-                Ok(_) => None,
-            }
-        };
+        let inner = crate::json_path::shown(&match count::refused_in_visitor(err) {
+            Some(_) => crate::json_path::path_of_member_error(bytes, err),
+            None => crate::json_path::path_of_error(bytes, err),
+        });
         let path = match inner {
             None => Some(prefix.to_string()).filter(|p| !p.is_empty()),
             Some(i) if prefix.is_empty() => Some(i),
@@ -1252,6 +1249,37 @@ impl Sink for ExportState {
 mod tests {
     use super::*;
     use crate::error::Position;
+
+    #[test]
+    fn value_error_paths_match_serde_path_to_error() {
+        // As `unit_error` places them: a count refused once parsed is its member's error.
+        fn locate(text: &[u8], err: &serde_json::Error) -> Vec<crate::json_path::Seg> {
+            match count::refused_in_visitor(err) {
+                Some(_) => crate::json_path::path_of_member_error(text, err),
+                None => crate::json_path::path_of_error(text, err),
+            }
+        }
+        use crate::json_path::testing::{compare, compare_located};
+        let n = compare::<Option<Vec<RawSeries<Unchecked>>>>(
+            r#"[{"endpoint_url": "http://a/metrics", "labels": {"model": "m"}, "stats": {"total": 5, "rate": 0.5},
+                 "timeslices": [{"start_ns": 1765529006843416914, "end_ns": 1765529007843416914, "total": 5}],
+                 "buckets": {"0.5": 1, "+Inf": 3}}]"#,
+            true,
+        ) + compare_located::<Vec<RawSeries<CounterKind>>>(
+            r#"[{"endpoint_url": "u", "timeslices": [{"start_ns": 1, "total": 9007199254740993}]}]"#,
+            true,
+            locate,
+        ) + compare_located::<RawSeries<CounterKind>>(
+            r#"{"endpoint_url": "u", "stats": {"total": 9007199254740992, "rate": 0.5}}"#,
+            true,
+            locate,
+        ) + compare_located::<RawSeries<HistogramKind>>(
+            r#"{"endpoint_url": "u", "buckets": {"0.5": 1, "+Inf": 9007199254740993}}"#,
+            true,
+            locate,
+        );
+        assert!(n > 1000, "only {n} broken series were compared");
+    }
 
     fn read(s: &str) -> Result<ServerMetricsExport, ReadError> {
         read_server_metrics_json("t.json", s.as_bytes(), &FamilyFilter::all())

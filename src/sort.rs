@@ -1,0 +1,79 @@
+//! A stable sort whose code is shared by every element type: for cold paths (file lists,
+//! candidates, frontier points), where the `.wasm`'s size matters more than the sort's speed.
+//!
+//! `slice::sort_by` is compiled anew for each element type and comparator (about 3 KB of wasm
+//! each, issue 11); here one `sort_by` over indices with a `dyn` comparator serves all, and
+//! only the small permutation below is generic.
+
+use std::cmp::Ordering;
+
+/// Sort `v` stably by `cmp`, as `v.sort_by(cmp)` does.
+pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
+    let mut order = sorted_indices(v.len(), &mut |a, b| cmp(&v[a], &v[b]));
+    permute(v, &mut order);
+}
+
+/// Sort `v` stably by the key `f` gives, as `v.sort_by_key(f)` does.
+pub fn sort_by_key<T, K: Ord>(v: &mut [T], mut f: impl FnMut(&T) -> K) {
+    sort_by(v, |a, b| f(a).cmp(&f(b)));
+}
+
+/// The indices `0..n` in the stable order `cmp` gives them.
+fn sorted_indices(n: usize, cmp: &mut dyn FnMut(usize, usize) -> Ordering) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| cmp(a, b));
+    order
+}
+
+/// Rearrange `v` so that position `k` holds what was at `order[k]`, following each cycle of
+/// the permutation with swaps; `order` is left as the identity.
+fn permute<T>(v: &mut [T], order: &mut [usize]) {
+    for start in 0..order.len() {
+        let mut cur = start;
+        while order[cur] != start {
+            let next = order[cur];
+            v.swap(cur, next);
+            order[cur] = cur;
+            cur = next;
+        }
+        order[cur] = cur;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorts_as_the_standard_stable_sort_does() {
+        // A small linear congruential sequence: many ties, so stability shows.
+        let mut x: u64 = 12345;
+        for len in [0usize, 1, 2, 3, 7, 20, 64, 257, 1000] {
+            let v: Vec<(u8, usize)> = (0..len)
+                .map(|i| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    ((x >> 59) as u8, i)
+                })
+                .collect();
+            let mut expected = v.clone();
+            expected.sort_by_key(|a| a.0);
+            let mut got = v.clone();
+            sort_by(&mut got, |a, b| a.0.cmp(&b.0));
+            assert_eq!(got, expected, "len {len}");
+            let mut got = v.clone();
+            sort_by_key(&mut got, |a| std::cmp::Reverse(a.0));
+            let mut expected = v;
+            expected.sort_by_key(|a| std::cmp::Reverse(a.0));
+            assert_eq!(got, expected, "len {len}, by key");
+        }
+    }
+
+    #[test]
+    fn moves_owned_values_without_cloning() {
+        let mut v: Vec<String> = ["b", "a", "c", "a"].iter().map(|s| s.to_string()).collect();
+        sort_by(&mut v, |a, b| a.cmp(b));
+        assert_eq!(v, ["a", "a", "b", "c"]);
+    }
+}
