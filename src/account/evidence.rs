@@ -5,19 +5,15 @@
 
 use super::verdict::{Reason, ReasonCode};
 use crate::model::{
-    Family, Labels, MetricType, SampleValue, Scrape, ServerMetricsExport, Stats, Timeslice,
+    Family, Labels, MetricType, SampleValue, Scrape, Series, ServerMetricsExport, Stats,
 };
 use crate::read::names::canonical_family;
 use crate::read::Run;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// One slice of a counter: its stated bounds and its mass.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Slice {
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub total: f64,
-}
+pub use crate::model::CounterSlice as Slice;
 
 /// Everything known about one series.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -25,11 +21,11 @@ pub struct SeriesEvidence {
     /// Profiling-phase `stats.total` (or the CSV's), the telemetry value.
     pub stats_total: Option<f64>,
     /// Profiling-phase counter timeslices, sorted by start.
-    pub slices: Vec<Slice>,
+    pub slices: Arc<[Slice]>,
     /// Warmup-phase `stats.total` (schema 1.1 `warmup_metrics`).
     pub warmup_total: Option<f64>,
     /// Warmup-phase timeslices, sorted by start.
-    pub warmup_slices: Vec<Slice>,
+    pub warmup_slices: Arc<[Slice]>,
     /// Raw cumulative samples (epoch ns, value), sorted by time; equal times keep the last.
     pub samples: Vec<(u64, f64)>,
     /// From a schema 1.1 export whose totals are phase-scoped.
@@ -98,8 +94,16 @@ pub struct Evidence {
 /// The process collector's start time: a change means the process restarted.
 pub const PROCESS_START: &str = "process_start_time_seconds";
 
-fn slices_of(ts: &[Timeslice]) -> Vec<Slice> {
-    let mut v: Vec<Slice> = ts
+/// A counter series' slices with a `total`, sorted by (start, end) (equal keys in file
+/// order). A lean read's list is shared when it is already in order (as AIPerf writes it):
+/// accounting then keeps no copy of it.
+fn slices_of(s: &Series) -> Arc<[Slice]> {
+    let key = |c: &Slice| (c.start_ns, c.end_ns);
+    if s.timeslices.is_empty() && s.counter_slices.is_sorted_by_key(key) {
+        return Arc::clone(&s.counter_slices);
+    }
+    let mut v: Vec<Slice> = s
+        .timeslices
         .iter()
         .filter_map(|t| {
             t.total.map(|total| Slice {
@@ -108,9 +112,10 @@ fn slices_of(ts: &[Timeslice]) -> Vec<Slice> {
                 total,
             })
         })
+        .chain(s.counter_slices.iter().copied())
         .collect();
-    v.sort_by_key(|s| (s.start_ns, s.end_ns));
-    v
+    v.sort_by_key(key);
+    v.into()
 }
 
 impl Evidence {
@@ -149,10 +154,10 @@ impl Evidence {
                     e.phase_scoped |= phase_scoped;
                     if warmup {
                         e.warmup_total = c.total;
-                        e.warmup_slices = slices_of(&s.timeslices);
+                        e.warmup_slices = slices_of(s);
                     } else {
                         e.stats_total = c.total;
-                        e.slices = slices_of(&s.timeslices);
+                        e.slices = slices_of(s);
                     }
                 }
                 Stats::Gauge(g) if !warmup => {

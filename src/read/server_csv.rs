@@ -664,6 +664,7 @@ fn read_metric_row(
         labels,
         stats,
         timeslices: Vec::new(),
+        counter_slices: Default::default(),
         buckets,
     };
     let family = families.entry(name.to_string()).or_insert_with(|| Family {
@@ -797,6 +798,7 @@ fn read_info_row(
                     ..GaugeStats::default()
                 }),
                 timeslices: Vec::new(),
+                counter_slices: Default::default(),
                 buckets: None,
             });
             let i = family.series.len() - 1;
