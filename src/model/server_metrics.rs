@@ -122,7 +122,9 @@ pub struct Family {
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Series {
     pub endpoint_url: String,
-    pub labels: Labels,
+    /// Shared: a reader may give every series with the same label set one copy.
+    #[serde(serialize_with = "labels_ser")]
+    pub labels: Arc<Labels>,
     pub stats: Stats,
     /// Every timeslice as written (empty when read lean: see `counter_slices`).
     pub timeslices: Vec<Timeslice>,
@@ -206,6 +208,10 @@ pub struct Timeslice {
     pub count: Option<f64>,
     pub sum: Option<f64>,
     pub buckets: Option<Vec<Bucket>>,
+}
+
+fn labels_ser<S: serde::Serializer>(v: &Arc<Labels>, s: S) -> Result<S::Ok, S::Error> {
+    v.as_ref().serialize(s)
 }
 
 fn as_slice<S: serde::Serializer>(v: &Arc<[CounterSlice]>, s: S) -> Result<S::Ok, S::Error> {

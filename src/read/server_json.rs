@@ -372,7 +372,7 @@ impl<K> RawSeriesStats<K> {
     fn into_series(self, t: MetricType) -> Series {
         Series {
             endpoint_url: self.endpoint_url,
-            labels: self.labels.unwrap_or_default(),
+            labels: Arc::new(self.labels.unwrap_or_default()),
             stats: self.stats.unwrap_or_default().into_stats(t),
             timeslices: Vec::new(),
             counter_slices: Arc::default(),
