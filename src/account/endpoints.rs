@@ -10,6 +10,7 @@ use crate::engines::{detect_engine, dynamo, sglang, trtllm, Counter, Engine};
 use crate::model::{Labels, LaunchFacts, MetricType};
 use crate::read::names::canonical_family;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// The run's endpoints: role facts for every one, the engine of those that run one.
 #[derive(Debug, Clone, Default)]
@@ -26,7 +27,7 @@ pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
     for url in &ev.endpoints {
         let fams = ev.families.get(url).unwrap_or(&no_families);
         let engine = detect_engine(fams.keys().map(String::as_str), framework);
-        let label_sets: Vec<Labels> = ev
+        let label_sets: Vec<Arc<Labels>> = ev
             .label_sets
             .get(url)
             .map(|s| s.iter().cloned().collect())
@@ -58,7 +59,7 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
             let sets: Vec<&Labels> = of_endpoint(&ev.series, endpoint)
                 .map(|(k, _)| k)
                 .filter(|k| canonical_family(&k.spelling) == sglang::CACHED)
-                .map(|k| &k.labels)
+                .map(|k| &*k.labels)
                 .collect();
             match sglang::breakdown(sets) {
                 sglang::Breakdown::Tiers => {

@@ -5,19 +5,15 @@
 
 use super::verdict::{Reason, ReasonCode};
 use crate::model::{
-    Family, Labels, MetricType, SampleValue, Scrape, ServerMetricsExport, Stats, Timeslice,
+    Family, Labels, MetricType, SampleValue, Scrape, Series, ServerMetricsExport, Stats,
 };
 use crate::read::names::canonical_family;
 use crate::read::Run;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// One slice of a counter: its stated bounds and its mass.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Slice {
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub total: f64,
-}
+pub use crate::model::CounterSlice as Slice;
 
 /// Everything known about one series.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -25,11 +21,11 @@ pub struct SeriesEvidence {
     /// Profiling-phase `stats.total` (or the CSV's), the telemetry value.
     pub stats_total: Option<f64>,
     /// Profiling-phase counter timeslices, sorted by start.
-    pub slices: Vec<Slice>,
+    pub slices: Arc<[Slice]>,
     /// Warmup-phase `stats.total` (schema 1.1 `warmup_metrics`).
     pub warmup_total: Option<f64>,
     /// Warmup-phase timeslices, sorted by start.
-    pub warmup_slices: Vec<Slice>,
+    pub warmup_slices: Arc<[Slice]>,
     /// Raw cumulative samples (epoch ns, value), sorted by time; equal times keep the last.
     pub samples: Vec<(u64, f64)>,
     /// From a schema 1.1 export whose totals are phase-scoped.
@@ -48,15 +44,15 @@ pub struct SeriesEvidence {
 pub struct SeriesKey {
     pub endpoint_url: String,
     pub spelling: String,
-    pub labels: Labels,
+    /// Shared by every series with the same label set (see `Evidence::intern`).
+    pub labels: Arc<Labels>,
 }
 
-/// A family as seen on one endpoint.
+/// A family as seen on one endpoint. (Which spellings it came under is in the series keys:
+/// a set per endpoint and family here cost more than the rest of a many-endpoint CSV.)
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FamilyInfo {
     pub metric_type: Option<MetricType>,
-    /// Spellings this canonical family is exported under on this endpoint.
-    pub spellings: BTreeSet<String>,
 }
 
 /// Coverage of one endpoint's sampling (from `endpoint_info`).
@@ -86,20 +82,31 @@ pub struct Evidence {
     /// Per endpoint: raw `process_start_time_seconds` samples (epoch ns, value).
     pub process_start_samples: BTreeMap<String, Vec<(u64, f64)>>,
     /// Per endpoint: every label set seen on it, timed or not (roles are read from labels).
-    pub label_sets: BTreeMap<String, BTreeSet<Labels>>,
+    pub label_sets: BTreeMap<String, BTreeSet<Arc<Labels>>>,
     /// Every endpoint the run names: in exports, `endpoint_info`, or any scrape.
     pub endpoints: BTreeSet<String>,
     /// Endpoints seen only through captures without a time.
     pub untimed_endpoints: BTreeSet<String>,
     /// Families an export repeated with identical content, merged by the reader.
     pub merged_duplicates: Vec<String>,
+    /// Every distinct label set, kept once: a run of many endpoints repeats the same few
+    /// sets on each (see [`Evidence::intern`]).
+    interned: BTreeSet<Arc<Labels>>,
 }
 
 /// The process collector's start time: a change means the process restarted.
 pub const PROCESS_START: &str = "process_start_time_seconds";
 
-fn slices_of(ts: &[Timeslice]) -> Vec<Slice> {
-    let mut v: Vec<Slice> = ts
+/// A counter series' slices with a `total`, sorted by (start, end) (equal keys in file
+/// order). A lean read's list is shared when it is already in order (as AIPerf writes it):
+/// accounting then keeps no copy of it.
+fn slices_of(s: &Series) -> Arc<[Slice]> {
+    let key = |c: &Slice| (c.start_ns, c.end_ns);
+    if s.timeslices.is_empty() && s.counter_slices.is_sorted_by_key(key) {
+        return Arc::clone(&s.counter_slices);
+    }
+    let mut v: Vec<Slice> = s
+        .timeslices
         .iter()
         .filter_map(|t| {
             t.total.map(|total| Slice {
@@ -108,27 +115,46 @@ fn slices_of(ts: &[Timeslice]) -> Vec<Slice> {
                 total,
             })
         })
+        .chain(s.counter_slices.iter().copied())
         .collect();
-    v.sort_by_key(|s| (s.start_ns, s.end_ns));
-    v
+    v.sort_by_key(key);
+    v.into()
 }
 
 impl Evidence {
-    fn note_labels(&mut self, endpoint: &str, labels: &Labels) {
-        let sets = self.label_sets.entry(endpoint.to_string()).or_default();
+    /// The one shared copy of a label set: keys and label sets hold it, not a copy each.
+    fn intern(&mut self, labels: &Labels) -> Arc<Labels> {
+        match self.interned.get(labels) {
+            Some(l) => Arc::clone(l),
+            None => self.intern_shared(&Arc::new(labels.clone())),
+        }
+    }
+
+    /// [`Evidence::intern`] of a set a reader already shares: kept as it is when new.
+    fn intern_shared(&mut self, labels: &Arc<Labels>) -> Arc<Labels> {
+        if let Some(l) = self.interned.get(labels) {
+            return Arc::clone(l);
+        }
+        self.interned.insert(Arc::clone(labels));
+        Arc::clone(labels)
+    }
+
+    fn note_labels(&mut self, endpoint: &str, labels: &Arc<Labels>) {
+        let sets = match self.label_sets.get_mut(endpoint) {
+            Some(sets) => sets,
+            None => self.label_sets.entry(endpoint.to_string()).or_default(),
+        };
         if !sets.contains(labels) {
-            sets.insert(labels.clone());
+            sets.insert(Arc::clone(labels));
         }
     }
 
     fn note_family(&mut self, endpoint: &str, spelling: &str, t: Option<MetricType>) {
-        let info = self
-            .families
-            .entry(endpoint.to_string())
-            .or_default()
-            .entry(canonical_family(spelling))
-            .or_default();
-        info.spellings.insert(spelling.to_string());
+        let families = match self.families.get_mut(endpoint) {
+            Some(f) => f,
+            None => self.families.entry(endpoint.to_string()).or_default(),
+        };
+        let info = families.entry(canonical_family(spelling)).or_default();
         if info.metric_type.is_none() || info.metric_type == Some(MetricType::Unknown) {
             info.metric_type = t.or(info.metric_type);
         }
@@ -137,11 +163,12 @@ impl Evidence {
     fn add_export_family(&mut self, f: &Family, warmup: bool, phase_scoped: bool) {
         for s in &f.series {
             self.note_family(&s.endpoint_url, &f.name, Some(f.metric_type));
-            self.note_labels(&s.endpoint_url, &s.labels);
+            let labels = self.intern_shared(&s.labels);
+            self.note_labels(&s.endpoint_url, &labels);
             let key = SeriesKey {
                 endpoint_url: s.endpoint_url.clone(),
                 spelling: f.name.clone(),
-                labels: s.labels.clone(),
+                labels,
             };
             match &s.stats {
                 Stats::Counter(c) => {
@@ -149,10 +176,10 @@ impl Evidence {
                     e.phase_scoped |= phase_scoped;
                     if warmup {
                         e.warmup_total = c.total;
-                        e.warmup_slices = slices_of(&s.timeslices);
+                        e.warmup_slices = slices_of(s);
                     } else {
                         e.stats_total = c.total;
-                        e.slices = slices_of(&s.timeslices);
+                        e.slices = slices_of(s);
                     }
                 }
                 Stats::Gauge(g) if !warmup => {
@@ -206,7 +233,7 @@ impl Evidence {
                 let key = SeriesKey {
                     endpoint_url: s.endpoint_url.clone(),
                     spelling: f.name.clone(),
-                    labels: s.labels.clone(),
+                    labels: self.intern_shared(&s.labels),
                 };
                 if let Some(e) = self.series.get_mut(&key) {
                     e.csv_total = c.total;
@@ -387,7 +414,8 @@ fn add_scrapes(ev: &mut Evidence, scrapes: &[Scrape]) {
                     continue;
                 };
                 let at = *slot.get_or_insert_with(|| {
-                    ev.note_labels(url, sample.labels);
+                    let labels = ev.intern(sample.labels);
+                    ev.note_labels(url, &labels);
                     intakes.push((
                         IntakeOf {
                             scrape,
@@ -449,7 +477,7 @@ fn key_intakes(ev: &mut Evidence, intakes: Vec<(IntakeOf<'_>, SeriesIntake)>) {
         let key = SeriesKey {
             endpoint_url: of.scrape.endpoint_url.clone(),
             spelling: family.name.clone(),
-            labels: series.labels.clone(),
+            labels: ev.intern(&series.labels),
         };
         if let Some((first, max)) = intake.gauge {
             let g = ev.gauges.entry(key.clone()).or_insert((None, None));

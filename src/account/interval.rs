@@ -601,7 +601,7 @@ mod tests {
         s[9].end_ns = 20 * S + S / 2;
         let ev = SeriesEvidence {
             stats_total: Some(1000.0),
-            slices: s,
+            slices: s.into(),
             ..Default::default()
         };
         let b = bound(&ev, &at(W, None), &Policy::default());
@@ -616,7 +616,7 @@ mod tests {
         let mut t = vec![0.0, 0.0, 300.0];
         t.extend([100.0; 7]);
         let ev = SeriesEvidence {
-            slices: slices(&t, 10 * S),
+            slices: slices(&t, 10 * S).into(),
             ..Default::default()
         };
         let b = bound(&ev, &at(W, None), &Policy::default());
@@ -628,9 +628,9 @@ mod tests {
     #[test]
     fn warmup_proof_tightens_the_straddle() {
         let ev = SeriesEvidence {
-            slices: slices(&[150.0, 100.0, 100.0], 10 * S),
+            slices: slices(&[150.0, 100.0, 100.0], 10 * S).into(),
             warmup_total: Some(500.0),
-            warmup_slices: slices(&[200.0, 250.0], 8 * S),
+            warmup_slices: slices(&[200.0, 250.0], 8 * S).into(),
             ..Default::default()
         };
         let w = Window {
@@ -661,7 +661,7 @@ mod tests {
         s.remove(4);
         let ev = SeriesEvidence {
             stats_total: Some(1000.0),
-            slices: s.clone(),
+            slices: s.into(),
             ..Default::default()
         };
         let b = bound(&ev, &at(W, None), &Policy::default());

@@ -4,7 +4,6 @@
 //! series of the run (which made accounting quadratic in endpoints).
 
 use super::evidence::SeriesKey;
-use crate::model::Labels;
 use std::collections::BTreeMap;
 
 /// The entries of `map` whose key is on `endpoint`, in key order.
@@ -16,7 +15,7 @@ pub fn of_endpoint<'a, V>(
     let first = SeriesKey {
         endpoint_url: endpoint.to_string(),
         spelling: String::new(),
-        labels: Labels::new(),
+        labels: Default::default(),
     };
     map.range(first..)
         .take_while(move |(k, _)| k.endpoint_url == endpoint)
@@ -30,10 +29,12 @@ mod tests {
         SeriesKey {
             endpoint_url: endpoint.to_string(),
             spelling: spelling.to_string(),
-            labels: labels
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            labels: std::sync::Arc::new(
+                labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
         }
     }
 

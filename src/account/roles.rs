@@ -32,7 +32,7 @@ pub struct EndpointFacts {
     /// Exports Dynamo frontend families.
     pub has_frontend: bool,
     /// Label sets of its series (role labels are read from them).
-    pub label_sets: Vec<Labels>,
+    pub label_sets: Vec<std::sync::Arc<Labels>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -417,10 +417,12 @@ mod tests {
         EndpointFacts {
             has_engine: true,
             has_frontend: false,
-            label_sets: vec![labels
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()],
+            label_sets: vec![std::sync::Arc::new(
+                labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            )],
         }
     }
 

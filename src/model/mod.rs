@@ -13,9 +13,9 @@ pub use scrape::{
     ScrapeSample, ScrapeSet, ScrapeSource, SeriesMeta, SeriesTable, UntypedLarge,
 };
 pub use server_metrics::{
-    Bucket, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats, HistogramStats,
-    MetricType, PhaseTimeRanges, Series, ServerMetricsExport, ServerMetricsFormat, Stats,
-    TimeRange, Timeslice,
+    Bucket, CounterSlice, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats,
+    HistogramStats, MetricType, PhaseTimeRanges, Series, ServerMetricsExport, ServerMetricsFormat,
+    Stats, TimeRange, Timeslice,
 };
 
 use std::collections::BTreeMap;

@@ -3,6 +3,7 @@
 use super::Labels;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
@@ -121,9 +122,18 @@ pub struct Family {
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Series {
     pub endpoint_url: String,
-    pub labels: Labels,
+    /// Shared: a reader may give every series with the same label set one copy.
+    #[serde(serialize_with = "labels_ser")]
+    pub labels: Arc<Labels>,
     pub stats: Stats,
+    /// Every timeslice as written (empty when read lean: see `counter_slices`).
     pub timeslices: Vec<Timeslice>,
+    /// A counter read lean ([`crate::read::FamilyFilter::lean`]): of each timeslice only what
+    /// accounting reads, in file order, slices without a `total` left out; `timeslices` is
+    /// then empty. Empty in a full read. Shared, so accounting keeps it without a copy.
+    #[serde(serialize_with = "as_slice")]
+    #[schemars(with = "Vec<CounterSlice>")]
+    pub counter_slices: Arc<[CounterSlice]>,
     /// Histograms only: cumulative-by-`le` counts, keys exactly as scraped, in file order.
     pub buckets: Option<Vec<Bucket>>,
 }
@@ -198,6 +208,24 @@ pub struct Timeslice {
     pub count: Option<f64>,
     pub sum: Option<f64>,
     pub buckets: Option<Vec<Bucket>>,
+}
+
+fn labels_ser<S: serde::Serializer>(v: &Arc<Labels>, s: S) -> Result<S::Ok, S::Error> {
+    v.as_ref().serialize(s)
+}
+
+fn as_slice<S: serde::Serializer>(v: &Arc<[CounterSlice]>, s: S) -> Result<S::Ok, S::Error> {
+    v.as_ref().serialize(s)
+}
+
+/// A counter timeslice as accounting keeps it: its stated bounds and its mass (24 B; a
+/// [`Timeslice`] is 160 B). `rate` is the mass over the bounds and `is_complete` only marks
+/// a clipped tail, which the bounds already say: accounting reads neither.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct CounterSlice {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub total: f64,
 }
 
 /// A histogram bucket: the `le` key exactly as the server printed it and its cumulative count.

@@ -55,11 +55,13 @@ impl FamilyFilter {
         self
     }
 
-    /// Keep of gauge and histogram series only their stats: accounting reads no other
-    /// timeslices than counters', and a histogram's per-timeslice buckets are most of an
-    /// export's bytes. The skipped timeslices are syntax-checked but not built, so their
-    /// values are not refused as counts above 2^53 − 1: no result reports them. (Inspection
-    /// keeps everything.)
+    /// Keep only what accounting reads: of gauge and histogram series their stats (a
+    /// histogram's per-timeslice buckets are most of an export's bytes), of a counter's
+    /// timeslices their bounds and totals (`Series::counter_slices`), of a raw histogram
+    /// sample its sum and count. The skipped gauge and histogram timeslices are
+    /// syntax-checked but not built, so their values are not refused as counts above
+    /// 2^53 − 1: no result reports them; everything else is checked as in a full read. A
+    /// repeated family is compared on what is kept. (Inspection keeps everything.)
     pub fn lean(mut self) -> Self {
         self.lean = true;
         self

@@ -833,6 +833,16 @@ impl<'de> Visitor<'de> for SamplesSeed<'_, '_> {
                     };
                     let value = match sample.value {
                         ReadValue::Scalar(value) => SampleValue::Scalar { value },
+                        ReadValue::Histogram { sum, count, .. } if self.ctx.filter.is_lean() => {
+                            // Accounting reads a histogram sample's sum and count only; its
+                            // buckets were checked above.
+                            SampleValue::Histogram(Box::new(Histogram {
+                                les: Arc::default(),
+                                counts: Vec::new(),
+                                sum,
+                                count,
+                            }))
+                        }
                         ReadValue::Histogram {
                             les,
                             counts,

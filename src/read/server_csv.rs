@@ -54,6 +54,8 @@ use crate::read::count;
 use crate::read::push::{drive, Lines, PushReader};
 use crate::read::FamilyFilter;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// The stat columns of each CSV section, in AIPerf's order (the generator writes the same).
 pub const GAUGE_STATS: [&str; 13] = [
@@ -105,6 +107,8 @@ pub struct ServerCsvReader {
     section: Option<Section>,
     families: BTreeMap<String, Family>,
     skipped: BTreeSet<String>,
+    /// Label sets of metric rows, one shared copy each (see [`LabelSets`]).
+    label_sets: LabelSets,
     /// (endpoint_url, metric) → index of the current info series in its family.
     info_series: HashMap<(String, String), usize>,
 }
@@ -123,6 +127,7 @@ impl ServerCsvReader {
             section: None,
             families: BTreeMap::new(),
             skipped: BTreeSet::new(),
+            label_sets: LabelSets::default(),
             info_series: HashMap::new(),
         }
     }
@@ -198,7 +203,12 @@ impl ServerCsvReader {
         }
         match &sec.kind {
             SectionKind::Metrics(m) => {
-                read_metric_row(&row, m, &self.filter, &mut self.families, &mut self.skipped)
+                let into = RowsInto {
+                    families: &mut self.families,
+                    skipped: &mut self.skipped,
+                    label_sets: &mut self.label_sets,
+                };
+                read_metric_row(&row, m, &self.filter, into)
             }
             SectionKind::Info(i) => read_info_row(
                 &row,
@@ -556,13 +566,62 @@ fn parse_number(
     Ok(v)
 }
 
+/// One label set per distinct combination of a section's label cells: a CSV of many endpoints
+/// repeats the same few sets on every endpoint, and each row would otherwise hold its own map.
+#[derive(Default)]
+struct LabelSets {
+    /// `len:name len:value …` of the row's non-empty label cells → the set.
+    by_text: HashMap<String, Arc<Labels>>,
+    /// The text of the row being read (reused).
+    text: String,
+}
+
+impl LabelSets {
+    fn of_row(&mut self, row: &Row<'_>, cols: &MetricCols) -> Arc<Labels> {
+        self.text.clear();
+        for (label, i) in &cols.labels {
+            let v = row.cell(*i);
+            if !v.is_empty() {
+                // Length-prefixed: no cell content can make two different sets one text.
+                for part in [label.as_str(), v] {
+                    let _ = write!(self.text, "{}:{part}", part.len());
+                }
+            }
+        }
+        if let Some(l) = self.by_text.get(self.text.as_str()) {
+            return Arc::clone(l);
+        }
+        let mut labels = Labels::new();
+        for (label, i) in &cols.labels {
+            let v = row.cell(*i);
+            if !v.is_empty() {
+                labels.insert(label.clone(), v.to_string());
+            }
+        }
+        let labels = Arc::new(labels);
+        self.by_text.insert(self.text.clone(), Arc::clone(&labels));
+        labels
+    }
+}
+
+/// Where a metric row goes.
+struct RowsInto<'a> {
+    families: &'a mut BTreeMap<String, Family>,
+    skipped: &'a mut BTreeSet<String>,
+    label_sets: &'a mut LabelSets,
+}
+
 fn read_metric_row(
     row: &Row<'_>,
     cols: &MetricCols,
     filter: &FamilyFilter,
-    families: &mut BTreeMap<String, Family>,
-    skipped: &mut BTreeSet<String>,
+    into: RowsInto<'_>,
 ) -> Result<(), ReadError> {
+    let RowsInto {
+        families,
+        skipped,
+        label_sets,
+    } = into;
     let name = row.cell(cols.metric).trim();
     if name.is_empty() {
         return Err(row.err(cols.metric, "column `Metric` is empty"));
@@ -652,18 +711,12 @@ fn read_metric_row(
         }
         _ => None,
     };
-    let mut labels = Labels::new();
-    for (label, i) in &cols.labels {
-        let v = row.cell(*i);
-        if !v.is_empty() {
-            labels.insert(label.clone(), v.to_string());
-        }
-    }
     let series = Series {
         endpoint_url: endpoint_url_from_display(endpoint),
-        labels,
+        labels: label_sets.of_row(row, cols),
         stats,
         timeslices: Vec::new(),
+        counter_slices: Default::default(),
         buckets,
     };
     let family = families.entry(name.to_string()).or_insert_with(|| Family {
@@ -789,7 +842,7 @@ fn read_info_row(
         None => {
             family.series.push(Series {
                 endpoint_url: url,
-                labels: Labels::new(),
+                labels: Arc::default(),
                 stats: Stats::Gauge(GaugeStats {
                     avg: Some(1.0),
                     min: Some(1.0),
@@ -797,6 +850,7 @@ fn read_info_row(
                     ..GaugeStats::default()
                 }),
                 timeslices: Vec::new(),
+                counter_slices: Default::default(),
                 buckets: None,
             });
             let i = family.series.len() - 1;
@@ -805,7 +859,7 @@ fn read_info_row(
         }
     };
     if let Some(s) = family.series.get_mut(idx) {
-        s.labels.insert(key.to_string(), value.to_string());
+        Arc::make_mut(&mut s.labels).insert(key.to_string(), value.to_string());
     }
     Ok(())
 }

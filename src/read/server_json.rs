@@ -23,9 +23,9 @@
 
 use crate::error::{json_code, json_message, ErrorCode, ReadError};
 use crate::model::{
-    Bucket, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats, HistogramStats, Labels,
-    MetricType, PhaseTimeRanges, Series, ServerMetricsExport, ServerMetricsFormat, Stats,
-    TimeRange, Timeslice,
+    Bucket, CounterSlice, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats,
+    HistogramStats, Labels, MetricType, PhaseTimeRanges, Series, ServerMetricsExport,
+    ServerMetricsFormat, Stats, TimeRange, Timeslice,
 };
 use crate::read::count;
 use crate::read::json_frame::{Framer, Sink, Stop, Whole};
@@ -33,12 +33,13 @@ use crate::read::json_stream::{at, refused_number_position};
 use crate::read::locate::{serde_error_position, serde_offset, LineCol, OwnedPath};
 use crate::read::push::{self, PushReader};
 use crate::read::FamilyFilter;
-use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Read;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// Read one server-metrics JSON export, keeping only the families `filter` wants.
 pub fn read_server_metrics_json<R: Read>(
@@ -371,11 +372,97 @@ impl<K> RawSeriesStats<K> {
     fn into_series(self, t: MetricType) -> Series {
         Series {
             endpoint_url: self.endpoint_url,
-            labels: self.labels.unwrap_or_default(),
+            labels: Arc::new(self.labels.unwrap_or_default()),
             stats: self.stats.unwrap_or_default().into_stats(t),
             timeslices: Vec::new(),
+            counter_slices: Arc::default(),
             buckets: buckets(self.buckets),
         }
+    }
+}
+
+/// A counter series read lean ([`FamilyFilter::lean`]): its timeslices kept as
+/// [`CounterSlice`]s.
+#[derive(Deserialize)]
+#[serde(expecting = "a series object")]
+struct RawCounterSeries {
+    endpoint_url: String,
+    #[serde(default)]
+    labels: Option<Labels>,
+    #[serde(default)]
+    stats: Option<RawStats<CounterKind>>,
+    #[serde(default)]
+    timeslices: Option<LeanSlices>,
+    #[serde(default)]
+    buckets: Option<Buckets<CounterKind>>,
+}
+
+impl RawCounterSeries {
+    fn into_series(self) -> Series {
+        let stats_only = RawSeriesStats {
+            endpoint_url: self.endpoint_url,
+            labels: self.labels,
+            stats: self.stats,
+            buckets: self.buckets,
+        };
+        Series {
+            counter_slices: self.timeslices.map_or_else(Arc::default, |l| l.0.into()),
+            ..stats_only.into_series(MetricType::Counter)
+        }
+    }
+}
+
+/// A counter's `timeslices` array read lean: each element is read whole as in a full read
+/// (every field type-checked, a count above 2^53 − 1 refused at its place) and only its
+/// bounds and `total` are kept.
+struct LeanSlices(Vec<CounterSlice>);
+
+impl<'de> Deserialize<'de> for LeanSlices {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct SlicesVisitor;
+        impl<'de> Visitor<'de> for SlicesVisitor {
+            type Value = LeanSlices;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                // As `Vec`'s visitor says: the same error as a full read.
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LeanSlices, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+                while let Some(t) = seq.next_element::<RawTimeslice<CounterKind>>()? {
+                    if let Some(total) = total(t.total) {
+                        out.push(CounterSlice {
+                            start_ns: t.start_ns,
+                            end_ns: t.end_ns,
+                            total,
+                        });
+                    }
+                }
+                Ok(LeanSlices(out))
+            }
+        }
+        d.deserialize_seq(SlicesVisitor)
+    }
+}
+
+impl Series {
+    /// What a lean read keeps of a series typed after it was read: a counter's slices as
+    /// [`CounterSlice`]s, of a gauge or histogram no timeslices.
+    fn into_lean(mut self, t: MetricType) -> Series {
+        if t == MetricType::Counter {
+            self.counter_slices = self
+                .timeslices
+                .iter()
+                .filter_map(|ts| {
+                    ts.total.map(|total| CounterSlice {
+                        start_ns: ts.start_ns,
+                        end_ns: ts.end_ns,
+                        total,
+                    })
+                })
+                .collect();
+        }
+        self.timeslices = Vec::new();
+        self
     }
 }
 
@@ -1046,6 +1133,9 @@ impl ExportState {
             Some(t @ (MetricType::Gauge | MetricType::Unknown)) if lean => self
                 .parse::<RawSeriesStats<Unchecked>>(v, &prefix, Some(t))?
                 .into_series(t),
+            Some(t @ MetricType::Counter) if lean => self
+                .parse::<RawCounterSeries>(v, &prefix, Some(t))?
+                .into_series(),
             Some(t @ MetricType::Counter) => self
                 .parse::<RawSeries<CounterKind>>(v, &prefix, Some(t))?
                 .into_series(t),
@@ -1106,7 +1196,11 @@ impl ExportState {
                 self.late = Some(p);
                 return Err(err);
             }
-            series.extend(typed);
+            if self.filter.is_lean() {
+                series.extend(typed.into_iter().map(|s| s.into_lean(metric_type)));
+            } else {
+                series.extend(typed);
+            }
         }
         // Repeated series (same endpoint and labels) are kept as written: accounting sees both
         // and decides (they are one pool that must agree), nothing is overwritten here.
