@@ -150,7 +150,7 @@ fn sum_slices(series: &[&SeriesEvidence], warmup: bool) -> Vec<Slice> {
     let mut out: Vec<Slice> = Vec::new();
     for s in series {
         let slices = if warmup { &s.warmup_slices } else { &s.slices };
-        for sl in slices {
+        for sl in slices.iter() {
             match out.binary_search_by(|o| (o.start_ns, o.end_ns).cmp(&(sl.start_ns, sl.end_ns))) {
                 Ok(i) => out[i].total += sl.total,
                 Err(i) => out.insert(i, *sl),
@@ -352,7 +352,7 @@ fn warmup_range(run: &Run, ctx: &Ctx<'_>) -> Option<Window> {
             end_ns: r.end_ns,
         });
     }
-    let slices = ctx.ev.series.values().flat_map(|s| &s.warmup_slices);
+    let slices = ctx.ev.series.values().flat_map(|s| s.warmup_slices.iter());
     let start = slices.clone().map(|s| s.start_ns).min()?;
     let end = slices.map(|s| s.end_ns).max()?;
     Some(Window {
