@@ -143,7 +143,12 @@ fn eligibility_claim(f: &Field, acc: &Accounting) -> (ClaimStatus, Option<Issue>
 /// The verdict's failing reason codes, for messages.
 fn reasons(acc: &Accounting) -> String {
     let mut codes: Vec<&str> = Vec::new();
-    for r in acc.cache_validity.reasons.iter().filter(|r| r.code.status().is_some()) {
+    for r in acc
+        .cache_validity
+        .reasons
+        .iter()
+        .filter(|r| r.code.status().is_some())
+    {
         if !codes.contains(&r.code.as_str()) {
             codes.push(r.code.as_str());
         }
