@@ -4,6 +4,10 @@
 // that accounting), printed as a ratio.
 //
 //   node bench/validate.mjs RUN_DIR...   (e.g. runs from `kvledger synth --target-bytes 30MB`)
+//
+// Cases: each RUN_DIR as a gzip'd bundle with its own accounting as result.json (validated in
+// full); the last RUN_DIR as a plain tar (refused by `bytes` when over 32 MiB); a 100 MB JSON
+// body; a gzip bomb (64 x 16 MiB of zeros in a bundle); 30 MiB of `[`.
 import { execFileSync } from "node:child_process";
 import { createReadStream, readFileSync, readdirSync, statSync } from "node:fs";
 import { Readable } from "node:stream";
@@ -76,6 +80,9 @@ async function runCase(kind, arg) {
     baseline = { seconds: (performance.now() - t0) / 1000, outcome: acc instanceof Error ? acc.code : acc.cache_validity.status };
     const result = acc instanceof Error ? { cache_validity: { status: "VALID_COMPLETE", pricing_eligible: true } } : acc;
     upload = gzipSync(tar([["result.json", Buffer.from(JSON.stringify(result))], ...names.map((n) => [n, readFileSync(path.join(arg, n))])]));
+  } else if (kind === "tar") {
+    const names = filesOf(arg);
+    upload = tar([["result.json", Buffer.from("{}")], ...names.map((n) => [n, readFileSync(path.join(arg, n))])]);
   } else if (kind === "plain100") {
     upload = Buffer.alloc(100 * 10 ** 6, 0x20);
     upload[0] = 0x7b;
@@ -105,13 +112,14 @@ const [flag, kind, arg] = process.argv.slice(2);
 if (flag === "--case") {
   await runCase(kind, arg);
 } else {
-  const cases = [...process.argv.slice(2).map((d) => ["bundle", path.resolve(d)]), ["plain100"], ["bomb"], ["deep"]];
+  const dirs = process.argv.slice(2).map((d) => path.resolve(d));
+  const cases = [...dirs.map((d) => ["bundle", d]), ...dirs.slice(-1).map((d) => ["tar", d]), ["plain100"], ["bomb"], ["deep"]];
   console.log("| case | upload | outcome | validate s | accountStream s (baseline) | ratio | linear memory high-water | node RSS |");
   console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
   for (const [kind, arg] of cases) {
     const line = execFileSync(process.execPath, [fileURLToPath(import.meta.url), "--case", kind, arg ?? ""], { encoding: "utf8", maxBuffer: 1 << 26 });
     const r = JSON.parse(line.trim().split("\n").pop());
-    const name = kind === "bundle" ? `bundle ${path.basename(arg)} (${r.recomputed ?? r.errors.join(" ")})` : kind;
+    const name = kind === "bundle" ? `bundle.tgz of ${path.basename(arg)}` : kind === "tar" ? `plain tar of ${path.basename(arg)}` : kind;
     const base = r.baseline ? `${r.baseline.seconds.toFixed(2)} (${r.baseline.outcome})` : "";
     const ratio = r.baseline ? (r.seconds / r.baseline.seconds).toFixed(2) : "";
     console.log(`| ${name} | ${(r.upload_bytes / MiB).toFixed(1)} MiB | ${r.outcome} ${r.errors.join(" ")} | ${r.seconds.toFixed(2)} | ${base} | ${ratio} | ${(r.linear_high / MiB).toFixed(1)} MiB | ${(r.rss / MiB).toFixed(0)} MiB |`);

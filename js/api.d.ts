@@ -182,7 +182,15 @@ export interface UploadProgress {
 export declare function validateUpload(
     input: UploadInput,
     limits?: Partial<UploadLimits> | null,
-    controls?: { onProgress?: (progress: UploadProgress) => void },
+    controls?: {
+        onProgress?: (progress: UploadProgress) => void;
+        /**
+         * The upload's total size when known before reading (a request's `Content-Length`):
+         * past the `bytes` limit the verdict is given at once and the stream cancelled unread.
+         * A buffer's or a Blob's own size is used without it.
+         */
+        size?: number;
+    },
 ): Promise<UploadVerdict>;
 
 /**
@@ -193,6 +201,8 @@ export declare function validateUpload(
  */
 export declare class UploadValidator {
     constructor(limits?: Partial<UploadLimits> | null);
+    /** The total size when known before reading: `false` (decided, send nothing) past `bytes`. */
+    expectSize(size: number): boolean;
     /** Pushes the next bytes; `false` once the verdict is decided (send no more). */
     push(chunk: Uint8Array | ArrayBuffer | ArrayBufferView): boolean;
     /** Bytes pushed so far, as sent. */

@@ -526,6 +526,9 @@ function makeValidation(glue, usable, answer) {
       return answer(label, () => fn(raw));
     };
     return {
+      expectSize(size) {
+        return use((r) => r.expectSize(size));
+      },
       push(chunk, path = "chunk") {
         let bytes;
         try {
@@ -566,6 +569,12 @@ function makeValidation(glue, usable, answer) {
     constructor(limits) {
       this.#v = open("UploadValidator", limits);
     }
+    expectSize(size) {
+      if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) {
+        throw new KvledgerError("BAD_OPTIONS", `UploadValidator: size: expected a whole number of bytes, got ${describe(size)}`, { json_path: "size" });
+      }
+      return this.#v.expectSize(size);
+    }
     push(chunk) {
       return this.#v.push(chunk);
     }
@@ -589,8 +598,23 @@ function makeValidation(glue, usable, answer) {
     if (input === null || input === undefined || typeof input === "string") {
       throw new KvledgerError("BAD_OPTIONS", `${label}: input: expected bytes (Uint8Array, ArrayBuffer, a view), a Blob, a ReadableStream or an async iterable of Uint8Array chunks, got ${describe(input)}`, { json_path: "input" });
     }
+    const declared = controls?.size;
+    if (declared !== undefined && declared !== null && (typeof declared !== "number" || !Number.isSafeInteger(declared) || declared < 0)) {
+      throw new KvledgerError("BAD_OPTIONS", `${label}: size: expected a whole number of bytes (e.g. Content-Length), got ${describe(declared)}`, { json_path: "size" });
+    }
+    // The total size when known before reading: past the `bytes` limit nothing is read.
+    const size =
+      input instanceof ArrayBuffer || ArrayBuffer.isView(input)
+        ? input.byteLength
+        : typeof Blob !== "undefined" && input instanceof Blob
+          ? input.size
+          : (declared ?? undefined);
     const v = open(label, limits);
     try {
+      if (size !== undefined && !v.expectSize(size)) {
+        if (typeof input?.cancel === "function" && !input.locked) await input.cancel().catch(() => {});
+        return v.finish();
+      }
       try {
         for await (const chunk of chunksOf(input, "input")) {
           const wants = v.push(chunk, "input");

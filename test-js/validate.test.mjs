@@ -155,6 +155,19 @@ test("a stream past a limit is cancelled and answered at once", async () => {
   assert.equal(blog.cancelled, true);
 });
 
+test("a size known before reading past the limit is refused unread", async () => {
+  const big = new Blob([new Uint8Array(3 << 20)]);
+  const v = await validateUpload(big, { bytes: 1 << 20 });
+  assert.deepEqual(v.errors[0].limit, { name: "bytes", value: 1 << 20, observed: 3 << 20 });
+  const log = {};
+  const body = streamOf(honest, 1024, log);
+  const w = await validateUpload(body, { bytes: 1000 }, { size: honest.length });
+  assert.equal(w.outcome, "limit_exceeded");
+  assert.equal(w.errors[0].limit.observed, honest.length);
+  assert.equal(log.cancelled, true);
+  assert.ok(log.pulls <= 1, `${log.pulls} pulls`);
+});
+
 test("label keys __proto__, constructor and prototype never reach Object.prototype", async () => {
   const keys = ["__proto__", "constructor", "prototype"];
   const labels = `{${keys.map((k) => `"${k}": "polluted"`).join(", ")}}`;

@@ -279,3 +279,14 @@ fn limits_that_cannot_be_honoured_are_refused() {
     let v = verdict_with(RESULT, with("series", 0));
     assert_eq!(outcome(&v), "accepted");
 }
+
+#[test]
+fn a_known_size_past_the_limit_is_refused_before_reading() {
+    let mut v = UploadValidator::new(with("bytes", 1000)).expect("limits");
+    assert!(v.expect_size(1000));
+    assert!(!v.expect_size(1001));
+    assert!(!v.push(RESULT), "nothing is read once decided");
+    assert_eq!(v.bytes_read(), 0);
+    let verdict = v.finish();
+    assert_eq!(limit_hit(&verdict, "bytes"), Some(1001));
+}

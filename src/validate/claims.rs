@@ -142,13 +142,17 @@ fn eligibility_claim(f: &Field, acc: &Accounting) -> (ClaimStatus, Option<Issue>
 
 /// The verdict's failing reason codes, for messages.
 fn reasons(acc: &Accounting) -> String {
-    let codes: Vec<String> = acc
+    let mut codes: Vec<&str> = Vec::new();
+    for r in acc
         .cache_validity
         .reasons
         .iter()
         .filter(|r| r.code.status().is_some())
-        .map(|r| r.code.as_str().to_string())
-        .collect();
+    {
+        if !codes.contains(&r.code.as_str()) {
+            codes.push(r.code.as_str());
+        }
+    }
     if codes.is_empty() {
         "no failed check".into()
     } else {

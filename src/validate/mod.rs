@@ -86,6 +86,22 @@ impl UploadValidator {
         self
     }
 
+    /// The upload's total size, when known before reading (a file's length, a buffer's, a
+    /// `Content-Length`): past the `bytes` limit the verdict is decided at once, nothing read.
+    /// Returns whether bytes are still wanted.
+    pub fn expect_size(&mut self, total: u64) -> bool {
+        if self.stopped.is_none() && self.bytes == 0 && total > self.limits.bytes {
+            self.stopped = Some(Issue::limit(
+                self.limits.hit("bytes", Some(total)),
+                format!(
+                    "the upload is {total} bytes, larger than {} (refused before reading)",
+                    self.limits.bytes
+                ),
+            ));
+        }
+        self.stopped.is_none()
+    }
+
     /// Bytes pushed so far, as sent.
     pub fn bytes_read(&self) -> u64 {
         self.bytes

@@ -64,6 +64,23 @@ impl UploadValidatorRaw {
         }
     }
 
+    /// `{"ok": <whether bytes are wanted>}`: the total size when known before reading.
+    #[wasm_bindgen(js_name = expectSize)]
+    pub fn expect_size(&mut self, total: f64) -> String {
+        match &mut self.state {
+            State::Ready(core, _) if total.is_finite() && total >= 0.0 => {
+                reply(Ok(core.expect_size(total as u64)))
+            }
+            State::Ready(..) => reply::<()>(Err(OptionsError::new(
+                "size",
+                format!("expected a number of bytes, got {total}"),
+            )
+            .into())),
+            State::Refused(e) => reply::<()>(Err(e.clone())),
+            State::Finished => reply::<()>(Err(finished())),
+        }
+    }
+
     /// `{"ok": {"wants_more", "bytes_read"}}`.
     pub fn push(&mut self, chunk: &[u8]) -> String {
         match &mut self.state {

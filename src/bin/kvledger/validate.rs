@@ -111,7 +111,14 @@ fn read_into(mut v: UploadValidator, path: &PathBuf, name: &str) -> Result<Uploa
     let mut input: Box<dyn Read> = if is_stdin(path) {
         Box::new(std::io::stdin().lock())
     } else {
-        Box::new(std::fs::File::open(path).map_err(io)?)
+        let file = std::fs::File::open(path).map_err(io)?;
+        // A file past the `bytes` limit is refused from its length, unread.
+        if let Ok(meta) = file.metadata() {
+            if !v.expect_size(meta.len()) {
+                return Ok(v.finish());
+            }
+        }
+        Box::new(file)
     };
     let mut buf = vec![0u8; CHUNK];
     loop {
