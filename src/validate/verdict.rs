@@ -29,7 +29,7 @@ pub fn assemble(parts: Parts, limits: &UploadLimits, policy: &Policy) -> UploadV
     let mut issues = checked.issues;
     let recomputed = parts
         .run
-        .and_then(|run| recompute(run, policy, &mut issues));
+        .and_then(|run| recompute(run, policy, limits, &mut issues));
     let priced_claims = checked.fields.iter().any(|f| priced(f.kind));
     // `check` has read the bytes as UTF-8 already.
     let text = std::str::from_utf8(&bytes).unwrap_or_default();
@@ -61,7 +61,12 @@ fn priced(kind: Kind) -> bool {
 
 /// The accounting of the bundle's raw artifacts; `None` when it has none (or they cannot be
 /// read: that is an error pushed to `issues`).
-fn recompute(run: RunReader, policy: &Policy, issues: &mut Vec<Issue>) -> Option<Accounting> {
+fn recompute(
+    run: RunReader,
+    policy: &Policy,
+    limits: &UploadLimits,
+    issues: &mut Vec<Issue>,
+) -> Option<Accounting> {
     match run.finish() {
         Ok(run) => {
             for f in &run.ignored {
@@ -76,6 +81,19 @@ fn recompute(run: RunReader, policy: &Policy, issues: &mut Vec<Issue>) -> Option
             Some(account_run(&run, policy))
         }
         Err(e) if e.code == ErrorCode::NoArtifacts => None,
+        // The run reader's own budget is the upload's `memory_budget` limit: a 413, not a
+        // malformed artifact.
+        Err(e) if e.code == ErrorCode::InputTooLarge => {
+            let mut issue = Issue::limit(
+                limits.hit("memory_budget", None),
+                format!("`{}`: {}", e.file, e.message),
+            )
+            .in_file(&e.file)
+            .at(&e.position);
+            issue.artifact_code = Some(e.code);
+            issues.push(issue);
+            None
+        }
         Err(e) => {
             let mut issue = Issue::new(
                 UploadCode::ArtifactUnreadable,
