@@ -155,6 +155,19 @@ test("a stream past a limit is cancelled and answered at once", async () => {
   assert.equal(blog.cancelled, true);
 });
 
+test("artifacts past the memory budget are the named memory_budget limit (413), never malformed", async () => {
+  // Small budgets trip the bundle's own heap check; larger ones trip inside the run reader
+  // (its INPUT_TOO_LARGE, kept as artifact_code): both are the named limit.
+  for (const budget of [4 * 1024, 32 * 1024, 180_000, 200_000]) {
+    const v = await validateUpload(honest, { memory_budget: budget });
+    assert.equal(v.outcome, "limit_exceeded", JSON.stringify(v.errors));
+    assert.equal(v.errors[0].limit.name, "memory_budget");
+    assert.equal(v.errors[0].limit.value, budget);
+  }
+  // The same upload under the default budget is accepted: the instance is still usable.
+  assert.equal((await validateUpload(honest)).outcome, "accepted");
+});
+
 test("a size known before reading past the limit is refused unread", async () => {
   const big = new Blob([new Uint8Array(3 << 20)]);
   const v = await validateUpload(big, { bytes: 1 << 20 });
