@@ -13,6 +13,12 @@ fn exports(dir: &Path, out: &mut Vec<PathBuf>) {
     };
     for e in entries.flatten() {
         let p = e.path();
+        // Symlinks and installed packages are not fixtures (examples/edge-worker's
+        // node_modules/kvledger links back to the repository: a loop).
+        let linked = e.file_type().map_or(true, |t| t.is_symlink());
+        if linked || p.ends_with("node_modules") {
+            continue;
+        }
         if p.is_dir() {
             exports(&p, out);
         } else if p
