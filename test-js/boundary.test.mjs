@@ -25,6 +25,13 @@ function frozen(value) {
   return value;
 }
 
+/** An upload through the push class. */
+function validated(bytes) {
+  const v = new k.UploadValidator();
+  v.push(bytes);
+  return v.finish();
+}
+
 /** The clean run through the push class. */
 function pushed(files) {
   const s = new k.AccountStream();
@@ -62,6 +69,8 @@ test("every function's result survives JSON.stringify and a JSON round trip", as
     billableInputRate: k.billableInputRate(13525, 0.5, 0.1),
     splitTokenStreams: k.splitTokenStreams(1000, 0.9, 0.5, 0.1),
     cacheObservation: k.cacheObservation(accounting),
+    validateUpload: await k.validateUpload(new TextEncoder().encode(JSON.stringify(accounting))),
+    UploadValidator: validated(new TextEncoder().encode(JSON.stringify(accounting))),
   };
   const exported = Object.keys(k).filter((n) => typeof k[n] === "function" && !["init", "initSync", "default", "isKvledgerError", "KvledgerError"].includes(n));
   assert.deepEqual(Object.keys(results).sort(), exported.sort(), "every exported function is covered");
@@ -73,6 +82,7 @@ test("every function's result survives JSON.stringify and a JSON round trip", as
   assert.deepStrictEqual(results.accountRuns[0].result, accounting);
   assert.deepStrictEqual(results.accountStream, accounting);
   assert.deepStrictEqual(results.AccountStream, accounting);
+  assert.deepStrictEqual(results.UploadValidator, results.validateUpload);
 });
 
 function accountingWithCheck(a) {

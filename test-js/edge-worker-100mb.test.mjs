@@ -12,7 +12,7 @@ import * as k from "kvledger";
 import { buildExample, removeBuild, startWorkerd, sampleMemory, sampleIsolate, mib } from "./lib/edge-worker.mjs";
 import { tar, gzip, jsonBytes, producerResult, runFiles, kvledgerCli } from "./lib/uploads.mjs";
 import { streamOf } from "./lib/upload-classes.mjs";
-import { MEMORY_LIMIT, postExpectContinue } from "./lib/edge-load.mjs";
+import { MEMORY_LIMIT, postChunked, postExpectContinue } from "./lib/edge-load.mjs";
 
 const STATUS = { accepted: 200, limit_exceeded: 413, malformed: 400, claims_refused: 422 };
 
@@ -51,8 +51,7 @@ async function sendFresh(body, type) {
     let status;
     let text;
     if (typeof body === "function") {
-      const res = await fetch(`${worker.base}/`, { method: "POST", body: body(), duplex: "half", headers: { "content-type": type }, signal: AbortSignal.timeout(120_000) });
-      [status, text] = [res.status, await res.text()];
+      ({ status, text } = await postChunked(`${worker.base}/`, body(), { "content-type": type }, 120_000));
     } else {
       ({ status, text } = await postExpectContinue(`${worker.base}/`, body, { "content-type": type }, 120_000));
     }

@@ -30,6 +30,51 @@ export function postExpectContinue(url, body, headers = {}, ms = 60_000) {
   });
 }
 
+/**
+ * POSTs a ReadableStream as a chunked body and resolves with the answer, even when the server
+ * answers (a limit) and closes before the body is all sent: fetch() then fails with the broken
+ * upload ("fetch failed", EPIPE/ECONNRESET) and loses the answer; here the answer wins.
+ */
+export function postChunked(url, stream, headers = {}, ms = 60_000) {
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const reader = stream.getReader();
+    const req = httpRequest(url, { method: "POST", headers: { ...headers, "transfer-encoding": "chunked" }, agent: false, timeout: ms });
+    req.on("response", (res) => {
+      answered = true;
+      reader.cancel("answered").catch(() => {});
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", reject);
+    });
+    req.on("timeout", () => req.destroy(new Error(`no answer within ${ms} ms`)));
+    // A write error after the answer is the server closing the upload it refused.
+    req.on("error", (e) => { if (!answered) reject(e); });
+    (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done || answered || req.destroyed) break;
+        if (!req.write(value)) await drained(req);
+      }
+      if (!answered && !req.destroyed) req.end();
+    })().catch((e) => { if (!answered) reject(e); });
+  });
+}
+
+/** Resolves when `req` can take more, or is closed. */
+function drained(req) {
+  return new Promise((resolve) => {
+    const done = () => {
+      req.off("drain", done);
+      req.off("close", done);
+      resolve();
+    };
+    req.on("drain", done);
+    req.on("close", done);
+  });
+}
+
 /** A deterministic PRNG (mulberry32), so a run's mix is the same every time. */
 function rng(seed) {
   let a = seed >>> 0;
