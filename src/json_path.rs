@@ -242,7 +242,8 @@ fn scan(read: &[u8]) -> Scan {
         match (top, b) {
             (Some((true, At::Expect | At::Next)), b'"') => {
                 let (key, end) = string(read, i + 1);
-                let f = stack.last_mut().expect("an open object");
+                // `top` is an open object: the stack is not empty.
+                let Some(f) = stack.last_mut() else { break };
                 let Some(end) = end else {
                     f.at = At::InKey;
                     return Scan::stopped(stack, None);
@@ -252,13 +253,16 @@ fn scan(read: &[u8]) -> Scan {
                 i = end;
             }
             (Some((true, At::AfterKey)), b':') => {
-                stack.last_mut().expect("an open object").at = At::Colon;
+                if let Some(f) = stack.last_mut() {
+                    f.at = At::Colon;
+                }
                 i += 1;
             }
             (Some((_, At::AfterValue)), b',') => {
-                let f = stack.last_mut().expect("an open container");
-                f.at = At::Next;
-                f.key = None;
+                if let Some(f) = stack.last_mut() {
+                    f.at = At::Next;
+                    f.key = None;
+                }
                 i += 1;
             }
             (Some((true, At::Expect | At::AfterValue)), b'}')
