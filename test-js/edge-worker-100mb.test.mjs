@@ -43,9 +43,13 @@ after(() => {
  */
 async function sendFresh(body, type) {
   const worker = await startWorkerd(dist);
+  // The samplers are stopped on every path: a sampler left running keeps this file's process
+  // alive, and node --test would wait for it for ever.
+  let memory;
+  let isolate;
   try {
-    const memory = sampleMemory(worker.pid, 20);
-    const isolate = sampleIsolate(worker.inspector, 20);
+    memory = sampleMemory(worker.pid, 20);
+    isolate = sampleIsolate(worker.inspector, 20);
     await new Promise((r) => setTimeout(r, 200));
     const t0 = performance.now();
     let status;
@@ -57,10 +61,14 @@ async function sendFresh(body, type) {
     }
     const ms = performance.now() - t0;
     const mem = memory.stop();
+    memory = undefined;
     const iso = await isolate.stop();
+    isolate = undefined;
     assert.doesNotMatch(worker.output(), /Uncaught|edge-worker: /, worker.output());
     return { status, verdict: JSON.parse(text), ms, memory: mem, isolate: iso };
   } finally {
+    memory?.stop();
+    await isolate?.stop();
     await worker.stop();
   }
 }
@@ -92,7 +100,7 @@ test("100 MB tar with Content-Length: answered within 1 s by a named limit, or v
 // body is over it: that read, through workerd's body stream and the validator's parse of the
 // artifacts on the way, takes seconds here (a worker that only drains the body takes ~1 s for
 // 32 MiB), so the refusal cannot come within 1 s. Checked: it is the named limit, and reading
-// stopped there (not 100 MB).
+// stopped there (not 100 MB). The client keeps the answer whenever the reset lets it (below).
 test("100 MB tar sent chunked (no Content-Length): refused by the bytes limit once 32 MiB are read", async (t) => {
   let sent = 0;
   const counted = () => {
@@ -107,7 +115,19 @@ test("100 MB tar sent chunked (no Content-Length): refused by the bytes limit on
       cancel: (why) => reader.cancel(why),
     });
   };
-  const r = await sendFresh(counted, "application/x-tar");
+  // workerd answers the 413 and closes the connection with the rest of the upload unread; the
+  // close can reach the client as a reset (EPIPE/ECONNRESET) before it has read the answer, the
+  // kernel then dropping it: a race of TCP, not of the worker. Up to 3 tries; each loss is shown.
+  let r;
+  for (let attempt = 1; !r && attempt <= 3; attempt++) {
+    sent = 0;
+    try {
+      r = await sendFresh(counted, "application/x-tar");
+    } catch (e) {
+      if (!["EPIPE", "ECONNRESET"].includes(e?.code) || attempt === 3) throw e;
+      t.diagnostic(`try ${attempt}: the answer was lost to the connection's reset (${e.code}) after ${mib(sent)} MiB sent`);
+    }
+  }
   judge(t, "tar, chunked", r, { refusalMs: 30_000 });
   t.diagnostic(`the client's stream gave ${mib(sent)} MiB of ${mib(bundle.length)} MiB before the answer`);
   assert.equal(r.verdict.errors[0].limit.name, "bytes");

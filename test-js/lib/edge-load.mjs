@@ -164,10 +164,18 @@ export async function runLoad({ base, pid, inspector, classes, total, concurrenc
       onProgress?.(results.length, plan.length);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, plan.length) }, lane));
-  const seconds = (performance.now() - started) / 1000;
-  const isolateSummary = await isolate.stop();
-  return report({ results, total, concurrency, warmup, seconds, memory: memory.stop(), memorySamples: memory.samples, isolate: isolateSummary, isolateSamples: isolate.samples });
+  let seconds;
+  let isolateSummary;
+  let memorySummary;
+  try {
+    await Promise.all(Array.from({ length: Math.min(concurrency, plan.length) }, lane));
+    seconds = (performance.now() - started) / 1000;
+  } finally {
+    // Stopped on every path: a sampler left running would keep the process alive.
+    isolateSummary = await isolate.stop();
+    memorySummary = memory.stop();
+  }
+  return report({ results, total, concurrency, warmup, seconds, memory: memorySummary, memorySamples: memory.samples, isolate: isolateSummary, isolateSamples: isolate.samples });
 }
 
 function report({ results, total, concurrency, warmup, seconds, memory, memorySamples, isolate, isolateSamples }) {
