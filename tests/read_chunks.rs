@@ -10,7 +10,7 @@ use kvledger::read::push::PushReader;
 use kvledger::read::scrape_jsonl::ScrapeJsonlReader;
 use kvledger::read::server_csv::ServerCsvReader;
 use kvledger::read::{CaptureMeta, FamilyFilter};
-use std::path::{Path, PathBuf};
+mod common;
 
 /// Chunk sizes tried; `usize::MAX` is the whole input as one chunk.
 const CHUNKS: [usize; 4] = [1, 7, 4096, usize::MAX];
@@ -67,33 +67,9 @@ fn same_for_every_chunking(kind: ArtifactKind, name: &str, bytes: &[u8]) -> Opti
     Some(whole)
 }
 
-fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        // Symlinks and installed packages are not fixtures (examples/edge-worker's
-        // node_modules/kvledger links back to the repository: a loop).
-        let linked = e.file_type().map_or(true, |t| t.is_symlink());
-        if linked || p.ends_with("node_modules") {
-            continue;
-        }
-        if p.is_dir() {
-            files_under(&p, out);
-        } else {
-            out.push(p);
-        }
-    }
-}
-
 #[test]
 fn every_fixture_reads_the_same_in_any_chunks() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    files_under(&root.join("tests/fixtures"), &mut files);
-    files_under(&root.join("examples"), &mut files);
-    files.sort();
+    let files = common::fixture_files();
     let mut read = [0usize; 4];
     for path in files {
         let bytes = std::fs::read(&path).expect("fixture readable");

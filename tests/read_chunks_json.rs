@@ -5,38 +5,19 @@
 use kvledger::read::push::PushReader;
 use kvledger::read::server_json::ExportReader;
 use kvledger::read::FamilyFilter;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-fn exports(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        // Symlinks and installed packages are not fixtures (examples/edge-worker's
-        // node_modules/kvledger links back to the repository: a loop).
-        let linked = e.file_type().map_or(true, |t| t.is_symlink());
-        if linked || p.ends_with("node_modules") {
-            continue;
-        }
-        if p.is_dir() {
-            exports(&p, out);
-        } else if p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.contains("server_metrics_export") && n.ends_with(".json"))
-        {
-            out.push(p);
-        }
-    }
-}
+mod common;
 
 fn all_exports() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut out = Vec::new();
-    exports(&root.join("tests/fixtures"), &mut out);
-    exports(&root.join("examples"), &mut out);
-    out.sort();
+    let out: Vec<PathBuf> = common::fixture_files()
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.contains("server_metrics_export") && n.ends_with(".json"))
+        })
+        .collect();
     assert!(out.len() >= 15, "exports found: {}", out.len());
     out
 }

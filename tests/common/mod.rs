@@ -6,6 +6,7 @@
 use kvledger::account::{account_run, Accounting, Policy};
 use kvledger::read::{read_run, InputFile, RunOptions};
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
 
 pub const S: u64 = 1_765_529_006_843_416_914; // window start (above 2^53)
 pub const E: u64 = S + 600_000_000_000; // 10 minutes later
@@ -235,4 +236,32 @@ pub fn account_bounded(series: &[Ser], launch: impl Into<String>) -> Accounting 
         ("profile_export.jsonl", records(&[1], &[])),
         ("launch.json", launch.into()),
     ])
+}
+
+/// Every file under tests/fixtures and examples/, sorted. Symlinks and installed packages are
+/// not fixtures (examples/edge-worker's node_modules/kvledger links back to the repository).
+pub fn fixture_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let linked = e.file_type().map_or(true, |t| t.is_symlink());
+            if linked || p.ends_with("node_modules") {
+                continue;
+            }
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    walk(&root.join("tests/fixtures"), &mut out);
+    walk(&root.join("examples"), &mut out);
+    out.sort();
+    out
 }
