@@ -233,6 +233,8 @@ impl ReadError {
 
     /// [`ReadError::from_json`] for an error from parsing `text`: the column counts
     /// characters, and an error about a value (`invalid type: …`) is at the value's start.
+    /// Native only (the CLI tracks paths; the wasm build does not carry the tracker).
+    #[cfg(any(test, not(target_arch = "wasm32")))]
     pub fn from_json_text(
         file: &str,
         text: &str,
@@ -277,6 +279,7 @@ pub(crate) fn json_message(err: &serde_json::Error) -> String {
 /// A JSON path from `serde_path_to_error`, cut before the first step it could not name (a `?`:
 /// map keys that are not strings, untagged or flattened values): the part shown is true, the
 /// error lies inside it. `None` when nothing can be named.
+#[cfg(any(test, not(target_arch = "wasm32")))]
 pub(crate) fn json_path(path: &serde_path_to_error::Path) -> Option<String> {
     use serde_path_to_error::Segment;
     let mut out = String::new();

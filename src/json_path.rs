@@ -490,7 +490,7 @@ pub(crate) mod testing {
     }
 
     /// Every text made from `valid` by cutting it, dropping a byte, or inserting a token.
-    fn mutations(valid: &str) -> Vec<String> {
+    pub(crate) fn mutations(valid: &str) -> Vec<String> {
         let inserts = [
             "}",
             "]",
