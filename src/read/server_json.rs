@@ -114,30 +114,45 @@ fn opt_ns<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
 // ---------------------------------------------------------------------------------------------
 // Counts, checked by family type
 
-/// What the series being read count: a family's type decides which fields are counts.
-trait Kind {
+/// Which counts the value being parsed holds, by its family's type (`None`: no counts: gauges,
+/// `unknown` families, series read before their family's type). Set by
+/// [`ExportState::parse`] for the one value it reads, and read by [`Total`] and [`HistCount`].
+///
+/// A value rather than a type parameter of the raw shapes: one compiled parser of stats,
+/// timeslices and series serves every family type (three copies were ~40 KB of the `.wasm`,
+/// issue 11). A thread-local, so parses on other threads never see it.
+mod checks {
+    use crate::model::MetricType;
+    use std::cell::Cell;
+
+    thread_local! {
+        static COUNTS: Cell<Option<MetricType>> = const { Cell::new(None) };
+    }
+
+    /// Set while alive; the previous value is back on drop.
+    pub(super) struct Counting(Option<MetricType>);
+
+    impl Counting {
+        pub(super) fn set(kind: Option<MetricType>) -> Counting {
+            Counting(COUNTS.with(|c| c.replace(kind)))
+        }
+    }
+
+    impl Drop for Counting {
+        fn drop(&mut self) {
+            COUNTS.with(|c| c.set(self.0));
+        }
+    }
+
     /// `total` is a counter value.
-    const COUNTER: bool;
+    pub(super) fn counter() -> bool {
+        COUNTS.with(|c| c.get()) == Some(MetricType::Counter)
+    }
+
     /// `count` and bucket values are histogram counts.
-    const HISTOGRAM: bool;
-}
-
-struct CounterKind;
-struct HistogramKind;
-/// Gauges and `unknown` families (no counts), and series read before their family's type.
-struct Unchecked;
-
-impl Kind for CounterKind {
-    const COUNTER: bool = true;
-    const HISTOGRAM: bool = false;
-}
-impl Kind for HistogramKind {
-    const COUNTER: bool = false;
-    const HISTOGRAM: bool = true;
-}
-impl Kind for Unchecked {
-    const COUNTER: bool = false;
-    const HISTOGRAM: bool = false;
+    pub(super) fn histogram() -> bool {
+        COUNTS.with(|c| c.get()) == Some(MetricType::Histogram)
+    }
 }
 
 /// A number, refused when `check` and it is a count above 2^53 − 1.
@@ -150,28 +165,28 @@ fn checked_f64<'de, D: Deserializer<'de>>(d: D, check: bool) -> Result<f64, D::E
 }
 
 /// A `total`: a count in counter families.
-struct Total<K>(f64, PhantomData<K>);
+struct Total(f64);
 
-impl<'de, K: Kind> Deserialize<'de> for Total<K> {
+impl<'de> Deserialize<'de> for Total {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        checked_f64(d, K::COUNTER).map(|v| Total(v, PhantomData))
+        checked_f64(d, checks::counter()).map(Total)
     }
 }
 
 /// A `count` or bucket value: a count in histogram families.
-struct HistCount<K>(f64, PhantomData<K>);
+struct HistCount(f64);
 
-impl<'de, K: Kind> Deserialize<'de> for HistCount<K> {
+impl<'de> Deserialize<'de> for HistCount {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        checked_f64(d, K::HISTOGRAM).map(|v| HistCount(v, PhantomData))
+        checked_f64(d, checks::histogram()).map(HistCount)
     }
 }
 
-fn total<K>(t: Option<Total<K>>) -> Option<f64> {
+fn total(t: Option<Total>) -> Option<f64> {
     t.map(|t| t.0)
 }
 
-fn hist_count<K>(c: Option<HistCount<K>>) -> Option<f64> {
+fn hist_count(c: Option<HistCount>) -> Option<f64> {
     c.map(|c| c.0)
 }
 
@@ -180,30 +195,30 @@ fn hist_count<K>(c: Option<HistCount<K>>) -> Option<f64> {
 
 /// A `le` → cumulative-count map kept in file order with keys exactly as written: the
 /// spelling (`"1"` vs `"1.0"`, `"-5e-324"`) is data, and a `HashMap` would lose the order.
-struct Buckets<K>(Vec<Bucket>, PhantomData<K>);
+struct Buckets(Vec<Bucket>);
 
-impl<'de, K: Kind> Deserialize<'de> for Buckets<K> {
+impl<'de> Deserialize<'de> for Buckets {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct BucketsVisitor<K>(PhantomData<K>);
-        impl<'de, K: Kind> Visitor<'de> for BucketsVisitor<K> {
-            type Value = Buckets<K>;
+        struct BucketsVisitor;
+        impl<'de> Visitor<'de> for BucketsVisitor {
+            type Value = Buckets;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a map of `le` bounds to cumulative counts")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Buckets<K>, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Buckets, A::Error> {
                 let mut out = Vec::new();
                 while let Some(le) = map.next_key::<String>()? {
-                    let count = map.next_value::<HistCount<K>>()?.0;
+                    let count = map.next_value::<HistCount>()?.0;
                     out.push(Bucket { le, count });
                 }
-                Ok(Buckets(out, PhantomData))
+                Ok(Buckets(out))
             }
         }
-        d.deserialize_map(BucketsVisitor(PhantomData))
+        d.deserialize_map(BucketsVisitor)
     }
 }
 
-fn buckets<K>(b: Option<Buckets<K>>) -> Option<Vec<Bucket>> {
+fn buckets(b: Option<Buckets>) -> Option<Vec<Bucket>> {
     b.map(|b| b.0)
 }
 
@@ -212,9 +227,9 @@ fn buckets<K>(b: Option<Buckets<K>>) -> Option<Vec<Bucket>> {
 
 /// Every stat field of every family type; which ones are used is decided once `type` is known.
 #[derive(Deserialize)]
-#[serde(default, bound(deserialize = "K: Kind"), expecting = "a stats object")]
-struct RawStats<K> {
-    total: Option<Total<K>>,
+#[serde(default, expecting = "a stats object")]
+struct RawStats {
+    total: Option<Total>,
     rate: Option<f64>,
     rate_avg: Option<f64>,
     rate_min: Option<f64>,
@@ -233,7 +248,7 @@ struct RawStats<K> {
     p90: Option<f64>,
     p95: Option<f64>,
     p99: Option<f64>,
-    count: Option<HistCount<K>>,
+    count: Option<HistCount>,
     count_rate: Option<f64>,
     sum: Option<f64>,
     sum_rate: Option<f64>,
@@ -248,7 +263,7 @@ struct RawStats<K> {
     p99_estimate: Option<f64>,
 }
 
-impl<K> RawStats<K> {
+impl RawStats {
     fn into_stats(self, t: MetricType) -> Stats {
         match t {
             MetricType::Counter => Stats::Counter(CounterStats {
@@ -295,8 +310,8 @@ impl<K> RawStats<K> {
 }
 
 #[derive(Deserialize)]
-#[serde(bound(deserialize = "K: Kind"), expecting = "a timeslice object")]
-struct RawTimeslice<K> {
+#[serde(expecting = "a timeslice object")]
+struct RawTimeslice {
     #[serde(deserialize_with = "ns")]
     start_ns: u64,
     #[serde(deserialize_with = "ns")]
@@ -304,7 +319,7 @@ struct RawTimeslice<K> {
     #[serde(default)]
     is_complete: Option<bool>,
     #[serde(default)]
-    total: Option<Total<K>>,
+    total: Option<Total>,
     #[serde(default)]
     rate: Option<f64>,
     #[serde(default)]
@@ -314,15 +329,15 @@ struct RawTimeslice<K> {
     #[serde(default)]
     max: Option<f64>,
     #[serde(default)]
-    count: Option<HistCount<K>>,
+    count: Option<HistCount>,
     #[serde(default)]
     sum: Option<f64>,
     #[serde(default)]
-    buckets: Option<Buckets<K>>,
+    buckets: Option<Buckets>,
 }
 
-impl<K> From<RawTimeslice<K>> for Timeslice {
-    fn from(r: RawTimeslice<K>) -> Self {
+impl From<RawTimeslice> for Timeslice {
+    fn from(r: RawTimeslice) -> Self {
         Timeslice {
             start_ns: r.start_ns,
             end_ns: r.end_ns,
@@ -341,34 +356,34 @@ impl<K> From<RawTimeslice<K>> for Timeslice {
 }
 
 #[derive(Deserialize)]
-#[serde(bound(deserialize = "K: Kind"), expecting = "a series object")]
-struct RawSeries<K> {
+#[serde(expecting = "a series object")]
+struct RawSeries {
     endpoint_url: String,
     #[serde(default)]
     labels: Option<Labels>,
     #[serde(default)]
-    stats: Option<RawStats<K>>,
+    stats: Option<RawStats>,
     #[serde(default)]
-    timeslices: Option<Vec<RawTimeslice<K>>>,
+    timeslices: Option<Vec<RawTimeslice>>,
     #[serde(default)]
-    buckets: Option<Buckets<K>>,
+    buckets: Option<Buckets>,
 }
 
 /// A gauge or histogram series read for its stats only ([`FamilyFilter::lean`]): its
 /// timeslices are skipped unbuilt (still syntax-checked).
 #[derive(Deserialize)]
-#[serde(bound(deserialize = "K: Kind"), expecting = "a series object")]
-struct RawSeriesStats<K> {
+#[serde(expecting = "a series object")]
+struct RawSeriesStats {
     endpoint_url: String,
     #[serde(default)]
     labels: Option<Labels>,
     #[serde(default)]
-    stats: Option<RawStats<K>>,
+    stats: Option<RawStats>,
     #[serde(default)]
-    buckets: Option<Buckets<K>>,
+    buckets: Option<Buckets>,
 }
 
-impl<K> RawSeriesStats<K> {
+impl RawSeriesStats {
     fn into_series(self, t: MetricType) -> Series {
         Series {
             endpoint_url: self.endpoint_url,
@@ -390,11 +405,11 @@ struct RawCounterSeries {
     #[serde(default)]
     labels: Option<Labels>,
     #[serde(default)]
-    stats: Option<RawStats<CounterKind>>,
+    stats: Option<RawStats>,
     #[serde(default)]
     timeslices: Option<LeanSlices>,
     #[serde(default)]
-    buckets: Option<Buckets<CounterKind>>,
+    buckets: Option<Buckets>,
 }
 
 impl RawCounterSeries {
@@ -428,7 +443,7 @@ impl<'de> Deserialize<'de> for LeanSlices {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LeanSlices, A::Error> {
                 let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-                while let Some(t) = seq.next_element::<RawTimeslice<CounterKind>>()? {
+                while let Some(t) = seq.next_element::<RawTimeslice>()? {
                     if let Some(total) = total(t.total) {
                         out.push(CounterSlice {
                             start_ns: t.start_ns,
@@ -466,7 +481,7 @@ impl Series {
     }
 }
 
-impl<K> RawSeries<K> {
+impl RawSeries {
     fn into_series(self, t: MetricType) -> Series {
         let stats_only = RawSeriesStats {
             endpoint_url: self.endpoint_url,
@@ -486,7 +501,7 @@ impl<K> RawSeries<K> {
     }
 }
 
-impl<K> Default for RawStats<K> {
+impl Default for RawStats {
     fn default() -> Self {
         RawStats {
             total: None,
@@ -768,7 +783,7 @@ struct FamilyAcc {
     unit: Option<String>,
     series: Vec<Series>,
     /// Series read before `type`, typed (and checked) once it is known.
-    untyped: Option<Vec<RawSeries<Unchecked>>>,
+    untyped: Option<Vec<RawSeries>>,
     seen: Vec<&'static str>,
 }
 
@@ -906,6 +921,7 @@ impl ExportState {
         prefix: &str,
         kind: Option<MetricType>,
     ) -> Result<T, Stop> {
+        let _counting = checks::Counting::set(kind);
         let mut stream = serde_json::Deserializer::from_slice(value.bytes).into_iter::<T>();
         match stream.next() {
             Some(Ok(v)) => {
@@ -1089,7 +1105,7 @@ impl ExportState {
             }
             // Not an array: `null` (no series) or the error of a wrong type.
             "series" => {
-                let list: Option<Vec<RawSeries<Unchecked>>> = self.parse(v, &field, None)?;
+                let list: Option<Vec<RawSeries>> = self.parse(v, &field, None)?;
                 if let Some(list) = list {
                     self.add_series(list);
                 }
@@ -1108,7 +1124,7 @@ impl ExportState {
     }
 
     /// Series given as one value (not streamed): typed once `type` is known.
-    fn add_series(&mut self, list: Vec<RawSeries<Unchecked>>) {
+    fn add_series(&mut self, list: Vec<RawSeries>) {
         if let Some(f) = self.family_mut() {
             f.untyped.get_or_insert_with(Vec::new).extend(list);
         }
@@ -1128,25 +1144,23 @@ impl ExportState {
         let lean = self.filter.is_lean();
         let series = match fam.metric_type {
             Some(t @ MetricType::Histogram) if lean => self
-                .parse::<RawSeriesStats<HistogramKind>>(v, &prefix, Some(t))?
+                .parse::<RawSeriesStats>(v, &prefix, Some(t))?
                 .into_series(t),
             Some(t @ (MetricType::Gauge | MetricType::Unknown)) if lean => self
-                .parse::<RawSeriesStats<Unchecked>>(v, &prefix, Some(t))?
+                .parse::<RawSeriesStats>(v, &prefix, Some(t))?
                 .into_series(t),
             Some(t @ MetricType::Counter) if lean => self
                 .parse::<RawCounterSeries>(v, &prefix, Some(t))?
                 .into_series(),
-            Some(t @ MetricType::Counter) => self
-                .parse::<RawSeries<CounterKind>>(v, &prefix, Some(t))?
-                .into_series(t),
-            Some(t @ MetricType::Histogram) => self
-                .parse::<RawSeries<HistogramKind>>(v, &prefix, Some(t))?
-                .into_series(t),
-            Some(t) => self
-                .parse::<RawSeries<Unchecked>>(v, &prefix, Some(t))?
-                .into_series(t),
+            Some(t @ MetricType::Counter) => {
+                self.parse::<RawSeries>(v, &prefix, Some(t))?.into_series(t)
+            }
+            Some(t @ MetricType::Histogram) => {
+                self.parse::<RawSeries>(v, &prefix, Some(t))?.into_series(t)
+            }
+            Some(t) => self.parse::<RawSeries>(v, &prefix, Some(t))?.into_series(t),
             None => {
-                let raw = self.parse::<RawSeries<Unchecked>>(v, &prefix, None)?;
+                let raw = self.parse::<RawSeries>(v, &prefix, None)?;
                 self.add_series(vec![raw]);
                 return Ok(());
             }
@@ -1354,24 +1368,41 @@ mod tests {
             }
         }
         use crate::json_path::testing::{compare, compare_located};
-        let n = compare::<Option<Vec<RawSeries<Unchecked>>>>(
-            r#"[{"endpoint_url": "http://a/metrics", "labels": {"model": "m"}, "stats": {"total": 5, "rate": 0.5},
+        // Each as `parse` reads it: the family's type set for the value.
+        let with = |kind: Option<MetricType>, compared: fn() -> usize| {
+            let _counting = checks::Counting::set(kind);
+            compared()
+        };
+        let n = with(None, || {
+            compare::<Option<Vec<RawSeries>>>(
+                r#"[{"endpoint_url": "http://a/metrics", "labels": {"model": "m"}, "stats": {"total": 5, "rate": 0.5},
                  "timeslices": [{"start_ns": 1765529006843416914, "end_ns": 1765529007843416914, "total": 5}],
                  "buckets": {"0.5": 1, "+Inf": 3}}]"#,
-            true,
-        ) + compare_located::<Vec<RawSeries<CounterKind>>>(
-            r#"[{"endpoint_url": "u", "timeslices": [{"start_ns": 1, "total": 9007199254740993}]}]"#,
-            true,
-            locate,
-        ) + compare_located::<RawSeries<CounterKind>>(
-            r#"{"endpoint_url": "u", "stats": {"total": 9007199254740992, "rate": 0.5}}"#,
-            true,
-            locate,
-        ) + compare_located::<RawSeries<HistogramKind>>(
-            r#"{"endpoint_url": "u", "buckets": {"0.5": 1, "+Inf": 9007199254740993}}"#,
-            true,
-            locate,
-        );
+                true,
+            )
+        }) + with(Some(MetricType::Counter), || {
+            compare_located::<Vec<RawSeries>>(
+                r#"[{"endpoint_url": "u", "timeslices": [{"start_ns": 1, "total": 9007199254740993}]}]"#,
+                true,
+                locate,
+            ) + compare_located::<RawSeries>(
+                r#"{"endpoint_url": "u", "stats": {"total": 9007199254740992, "rate": 0.5}}"#,
+                true,
+                locate,
+            )
+        }) + with(Some(MetricType::Histogram), || {
+            compare_located::<RawSeries>(
+                r#"{"endpoint_url": "u", "buckets": {"0.5": 1, "+Inf": 9007199254740993}}"#,
+                true,
+                locate,
+            )
+        });
+        // The counts were checked: a refused count is among the broken inputs.
+        let _counting = checks::Counting::set(Some(MetricType::Counter));
+        assert!(serde_json::from_str::<RawSeries>(
+            r#"{"endpoint_url": "u", "stats": {"total": 9007199254740993}}"#
+        )
+        .is_err());
         assert!(n > 1000, "only {n} broken series were compared");
     }
 
