@@ -429,9 +429,10 @@ fn timeslice_grid(export: &ServerMetricsExport) -> Option<NsRange> {
 }
 
 fn launch_info(launch: &LaunchFacts, seen: &BTreeSet<String>) -> LaunchInfo {
-    let mut prefill: BTreeSet<String> = launch.prefill_endpoints.iter().cloned().collect();
-    let mut decode: BTreeSet<String> = launch.decode_endpoints.iter().cloned().collect();
-    let mut unified: BTreeSet<String> = launch.agg_endpoints.iter().cloned().collect();
+    let mut prefill: BTreeSet<String> =
+        crate::sort::set_of(launch.prefill_endpoints.iter().cloned());
+    let mut decode: BTreeSet<String> = crate::sort::set_of(launch.decode_endpoints.iter().cloned());
+    let mut unified: BTreeSet<String> = crate::sort::set_of(launch.agg_endpoints.iter().cloned());
     for (ep, role) in &launch.endpoint_roles {
         match role {
             Role::Prefill => prefill.insert(ep.clone()),
@@ -440,13 +441,14 @@ fn launch_info(launch: &LaunchFacts, seen: &BTreeSet<String>) -> LaunchInfo {
             Role::Frontend | Role::Excluded => false,
         };
     }
-    let named: BTreeSet<String> = prefill
-        .iter()
-        .chain(&decode)
-        .chain(&unified)
-        .chain(launch.endpoint_roles.keys())
-        .cloned()
-        .collect();
+    let named: BTreeSet<String> = crate::sort::set_of(
+        prefill
+            .iter()
+            .chain(&decode)
+            .chain(&unified)
+            .chain(launch.endpoint_roles.keys())
+            .cloned(),
+    );
     LaunchInfo {
         framework: launch.framework.clone(),
         disaggregated: launch.disaggregated,
@@ -677,7 +679,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
     evidence.run_summary = run.summary.is_some();
     evidence.launch_facts = run.launch.is_some();
 
-    let seen: BTreeSet<String> = endpoints.keys().map(|u| host_port(u)).collect();
+    let seen: BTreeSet<String> = crate::sort::set_of(endpoints.keys().map(|u| host_port(u)));
     let launch = run.launch.as_ref().map(|l| launch_info(l, &seen));
     if let Some(l) = &launch {
         if !l.not_scraped.is_empty() {

@@ -6,6 +6,7 @@
 //! only the small permutation below is generic.
 
 use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Sort `v` stably by `cmp`, as `v.sort_by(cmp)` does.
 pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
@@ -16,6 +17,27 @@ pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
 /// Sort `v` stably by the key `f` gives, as `v.sort_by_key(f)` does.
 pub fn sort_by_key<T, K: Ord>(v: &mut [T], mut f: impl FnMut(&T) -> K) {
     sort_by(v, |a, b| f(a).cmp(&f(b)));
+}
+
+/// `pairs.collect::<BTreeMap<_, _>>()` by insertion. `collect` first sorts the pairs with a
+/// stable sort compiled anew for each pair type (~3 KB of wasm each, issue 11); inserting
+/// builds the same map (a later pair with an equal key replaces the value, as in `collect`).
+/// For the small maps of cold paths.
+pub fn map_of<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
+    let mut map = BTreeMap::new();
+    for (k, v) in pairs {
+        map.insert(k, v);
+    }
+    map
+}
+
+/// `items.collect::<BTreeSet<_>>()` by insertion, as [`map_of`] (equal items are one).
+pub fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
+    let mut set = BTreeSet::new();
+    for item in items {
+        set.insert(item);
+    }
+    set
 }
 
 /// The indices `0..n` in the stable order `cmp` gives them.
@@ -68,6 +90,15 @@ mod tests {
             expected.sort_by_key(|a| std::cmp::Reverse(a.0));
             assert_eq!(got, expected, "len {len}, by key");
         }
+    }
+
+    #[test]
+    fn builds_the_maps_and_sets_collect_builds() {
+        let pairs = [(3, "a"), (1, "b"), (3, "c"), (2, "d"), (1, "e")];
+        assert_eq!(map_of(pairs), pairs.into_iter().collect::<BTreeMap<_, _>>());
+        let items = [5, 1, 5, 0, 3, 1];
+        assert_eq!(set_of(items), items.into_iter().collect::<BTreeSet<_>>());
+        assert!(map_of(Vec::<(u8, u8)>::new()).is_empty());
     }
 
     #[test]

@@ -74,10 +74,11 @@ fn label_f64(l: &Labels, keys: &[&str]) -> Option<f64> {
 
 /// Pool key of a series: its labels minus replica labels.
 fn pool_key(l: &Labels) -> Labels {
-    l.iter()
-        .filter(|(k, _)| !REPLICA_LABELS.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+    crate::sort::map_of(
+        l.iter()
+            .filter(|(k, _)| !REPLICA_LABELS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone())),
+    )
 }
 
 /// KV capacity of one endpoint in tokens, pairing its own block count with its own block size.

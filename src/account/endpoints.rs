@@ -52,7 +52,7 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
     let mut present: BTreeSet<String> = ev
         .families
         .get(endpoint)
-        .map(|f| f.keys().cloned().collect())
+        .map(|f| crate::sort::set_of(f.keys().cloned()))
         .unwrap_or_default();
     match engine {
         Engine::Sglang => {

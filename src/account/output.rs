@@ -444,15 +444,12 @@ pub fn endpoint_sources(
             }
         }
     }
-    let counters = by_role
-        .into_iter()
-        .map(|(role, m)| {
-            let mut cs = Counters::default();
-            for (c, iv) in m {
-                cs.set(c, Bounds::from(iv));
-            }
-            (role, cs)
-        })
-        .collect();
+    let counters = crate::sort::map_of(by_role.into_iter().map(|(role, m)| {
+        let mut cs = Counters::default();
+        for (c, iv) in m {
+            cs.set(c, Bounds::from(iv));
+        }
+        (role, cs)
+    }));
     (sources, counters)
 }

@@ -34,12 +34,12 @@ impl EndpointCounters {
     /// with no grid gaps (contract section 4, (r2)), and intervals that are not hulls of
     /// contradicting evidence (their unknown mass lies anywhere).
     pub fn aligned(&self) -> bool {
-        let methods: BTreeSet<u8> = self
-            .counters
-            .iter()
-            .filter(|(c, _)| c.is_priced())
-            .map(|(_, (_, m))| m.rank())
-            .collect();
+        let methods: BTreeSet<u8> = crate::sort::set_of(
+            self.counters
+                .iter()
+                .filter(|(c, _)| c.is_priced())
+                .map(|(_, (_, m))| m.rank()),
+        );
         !self.hulls && self.gaps == 0 && methods.len() <= 1
     }
 }
@@ -122,10 +122,11 @@ pub fn count(
 /// Any series of a priced endpoint (canonical or diagnostic) with two samples at one
 /// timestamp that differ: the scrape file contradicts itself.
 fn sample_conflicts(ctx: &Ctx<'_>, endpoint: &str, reasons: &mut Vec<Reason>) {
-    let families: BTreeSet<&str> = of_endpoint(&ctx.ev.series, endpoint)
-        .filter(|(_, e)| e.sample_conflict)
-        .map(|(k, _)| k.spelling.as_str())
-        .collect();
+    let families: BTreeSet<&str> = crate::sort::set_of(
+        of_endpoint(&ctx.ev.series, endpoint)
+            .filter(|(_, e)| e.sample_conflict)
+            .map(|(k, _)| k.spelling.as_str()),
+    );
     for family in families {
         reasons.push(
             Reason::new(
@@ -139,10 +140,11 @@ fn sample_conflicts(ctx: &Ctx<'_>, endpoint: &str, reasons: &mut Vec<Reason>) {
 }
 
 fn labels_without_replicas(l: &Labels) -> Labels {
-    l.iter()
-        .filter(|(k, _)| !REPLICA_LABELS.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+    crate::sort::map_of(
+        l.iter()
+            .filter(|(k, _)| !REPLICA_LABELS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone())),
+    )
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -269,11 +271,8 @@ fn alias_check(
     priced: bool,
     reasons: &mut Vec<Reason>,
 ) -> String {
-    let spellings: BTreeSet<&str> = pools
-        .values()
-        .flatten()
-        .map(|(k, _)| k.spelling.as_str())
-        .collect();
+    let spellings: BTreeSet<&str> =
+        crate::sort::set_of(pools.values().flatten().map(|(k, _)| k.spelling.as_str()));
     if spellings.len() > 1 {
         let names = spellings.iter().copied().collect::<Vec<_>>().join(", ");
         let n = spellings.len();

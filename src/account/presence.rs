@@ -62,19 +62,19 @@ fn workers_missing(
     l: &LaunchFacts,
     reasons: &mut Vec<Reason>,
 ) -> Vec<(String, Role)> {
-    let scraped: BTreeSet<String> = ev.families.keys().map(|u| host_port(u)).collect();
-    let listed: BTreeMap<&String, Role> = l
-        .prefill_endpoints
-        .iter()
-        .map(|e| (e, Role::Prefill))
-        .chain(l.agg_endpoints.iter().map(|e| (e, Role::Unified)))
-        .chain(
-            l.endpoint_roles
-                .iter()
-                .filter(|(_, r)| matches!(r, Role::Prefill | Role::Unified))
-                .map(|(e, r)| (e, *r)),
-        )
-        .collect();
+    let scraped: BTreeSet<String> = crate::sort::set_of(ev.families.keys().map(|u| host_port(u)));
+    let listed: BTreeMap<&String, Role> = crate::sort::map_of(
+        l.prefill_endpoints
+            .iter()
+            .map(|e| (e, Role::Prefill))
+            .chain(l.agg_endpoints.iter().map(|e| (e, Role::Unified)))
+            .chain(
+                l.endpoint_roles
+                    .iter()
+                    .filter(|(_, r)| matches!(r, Role::Prefill | Role::Unified))
+                    .map(|(e, r)| (e, *r)),
+            ),
+    );
     let mut missing = Vec::new();
     for (hp, role) in listed {
         if !scraped.contains(hp) {

@@ -12,10 +12,11 @@ use std::collections::BTreeMap;
 
 /// Per endpoint: why its process is known to have restarted inside the window.
 pub fn restarts(ev: &Evidence, window: Option<Window>) -> BTreeMap<String, String> {
-    ev.endpoints
-        .iter()
-        .filter_map(|url| restart_evidence(ev, url, window).map(|why| (url.clone(), why)))
-        .collect()
+    crate::sort::map_of(
+        ev.endpoints
+            .iter()
+            .filter_map(|url| restart_evidence(ev, url, window).map(|why| (url.clone(), why))),
+    )
 }
 
 fn restart_evidence(ev: &Evidence, endpoint: &str, window: Option<Window>) -> Option<String> {

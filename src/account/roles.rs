@@ -119,10 +119,11 @@ pub fn assign(
         engine_endpoints,
         disaggregated_run,
     };
-    endpoints
-        .iter()
-        .map(|(url, facts)| (url.clone(), decide(url, facts, &run, reasons)))
-        .collect()
+    crate::sort::map_of(
+        endpoints
+            .iter()
+            .map(|(url, facts)| (url.clone(), decide(url, facts, &run, reasons))),
+    )
 }
 
 /// What deciding one endpoint's role needs to know about the run.
@@ -150,11 +151,12 @@ fn decide(
         .get(hp.as_str())
         .map(|r| r.iter().copied().collect())
         .unwrap_or_default();
-    let mut labelled: BTreeSet<Role> = facts
-        .label_sets
-        .iter()
-        .filter_map(|l| role_from_labels(l, run.disaggregated_run))
-        .collect();
+    let mut labelled: BTreeSet<Role> = crate::sort::set_of(
+        facts
+            .label_sets
+            .iter()
+            .filter_map(|l| role_from_labels(l, run.disaggregated_run)),
+    );
     if let Some(r) = role_from_path(url) {
         labelled.insert(r);
     }

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The estimate of a non-canonical counter family summed over some endpoints (each counted
 /// once), added in series-key order so the sum does not depend on the order given.
 pub fn family_estimate(ctx: &Ctx<'_>, endpoints: &[&String], family: &str) -> Option<f64> {
-    let endpoints: BTreeSet<&str> = endpoints.iter().map(|e| e.as_str()).collect();
+    let endpoints: BTreeSet<&str> = crate::sort::set_of(endpoints.iter().map(|e| e.as_str()));
     let mut total = None;
     for endpoint in endpoints {
         let at = ctx.series_context(endpoint);

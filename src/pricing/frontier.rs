@@ -362,7 +362,7 @@ pub fn price_frontier(
             }
         })
         .collect();
-    let on: std::collections::BTreeSet<usize> = front.idx.iter().copied().collect();
+    let on: std::collections::BTreeSet<usize> = crate::sort::set_of(front.idx.iter().copied());
     FrontierPricing {
         policy,
         surface: (policy == PricingPolicy::Legacy).then_some(surface),

@@ -91,22 +91,21 @@ pub fn group_runs_by<S: AsRef<str>>(
 
 /// The grouping itself, compiled once whatever the callers' path and recognition types.
 fn group_paths(paths: &[&str], recognition: &dyn Fn(&str) -> Recognition) -> Discovery {
-    let files: BTreeMap<String, Recognition> = paths
+    let normalised = paths
         .iter()
         .map(|p| normalise_path(p))
-        .filter(|p| !p.is_empty())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .map(|p| {
+        .filter(|p| !p.is_empty());
+    let files: BTreeMap<String, Recognition> =
+        crate::sort::map_of(crate::sort::set_of(normalised).into_iter().map(|p| {
             let r = recognition(&p);
             (p, r)
-        })
-        .collect();
-    let roots: BTreeSet<&str> = files
-        .iter()
-        .filter(|(_, r)| matches!(r, Recognition::Read(k) if k.defines_run()))
-        .map(|(p, _)| parent(p))
-        .collect();
+        }));
+    let roots: BTreeSet<&str> = crate::sort::set_of(
+        files
+            .iter()
+            .filter(|(_, r)| matches!(r, Recognition::Read(k) if k.defines_run()))
+            .map(|(p, _)| parent(p)),
+    );
     // Runs are the deepest roots: a root with another root below it only holds runs.
     let leaves: Vec<&str> = roots
         .iter()
@@ -114,17 +113,14 @@ fn group_paths(paths: &[&str], recognition: &dyn Fn(&str) -> Recognition) -> Dis
         .filter(|r| !roots.iter().any(|o| o != r && within(o, r)))
         .collect();
 
-    let mut groups: BTreeMap<&str, RunGroup> = leaves
-        .iter()
-        .map(|r| {
-            let group = RunGroup {
-                root: r.to_string(),
-                files: Vec::new(),
-                ignored: Vec::new(),
-            };
-            (*r, group)
-        })
-        .collect();
+    let mut groups: BTreeMap<&str, RunGroup> = crate::sort::map_of(leaves.iter().map(|r| {
+        let group = RunGroup {
+            root: r.to_string(),
+            files: Vec::new(),
+            ignored: Vec::new(),
+        };
+        (*r, group)
+    }));
     let mut ignored = Vec::new();
     let ignore = |list: &mut Vec<IgnoredFile>, name: &str, reason: &str| {
         list.push(IgnoredFile {
@@ -189,7 +185,7 @@ fn group_paths(paths: &[&str], recognition: &dyn Fn(&str) -> Recognition) -> Dis
     let runs = groups
         .into_values()
         .map(|mut g| {
-            g.files.sort();
+            crate::sort::sort_by(&mut g.files, |a, b| a.cmp(b));
             g.ignored.sort();
             g
         })
@@ -214,10 +210,8 @@ pub fn read_runs(
     inputs: &[InputFile<'_>],
     options: &RunOptions,
 ) -> (Vec<RunRead>, Vec<IgnoredFile>) {
-    let by_path: BTreeMap<String, &InputFile<'_>> = inputs
-        .iter()
-        .map(|f| (normalise_path(&f.name), f))
-        .collect();
+    let by_path: BTreeMap<String, &InputFile<'_>> =
+        crate::sort::map_of(inputs.iter().map(|f| (normalise_path(&f.name), f)));
     let names: Vec<&String> = by_path.keys().collect();
     let discovery = group_runs_by(&names, |p| match recognise_name(p) {
         Recognition::Unknown => match by_path.get(p).map(|f| f.head()) {

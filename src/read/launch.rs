@@ -333,7 +333,14 @@ impl LaunchValue {
     fn to_value(&self) -> Value {
         match self {
             LaunchValue::Plain(v) => v.clone(),
-            LaunchValue::Entries(e) => Value::Object(e.iter().cloned().collect()),
+            // By insertion, as `crate::sort::map_of` (no per-type sort in the `.wasm`).
+            LaunchValue::Entries(e) => {
+                let mut object = serde_json::Map::new();
+                for (k, v) in e {
+                    object.insert(k.clone(), v.clone());
+                }
+                Value::Object(object)
+            }
         }
     }
 }

@@ -677,12 +677,12 @@ impl From<RawSummary> for ExportSummary {
             endpoints_successful: r.endpoints_successful.unwrap_or_default(),
             start_time: r.start_time,
             end_time: r.end_time,
-            endpoint_info: r
-                .endpoint_info
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(url, info)| (url, info.map(EndpointInfo::from).unwrap_or_default()))
-                .collect(),
+            endpoint_info: crate::sort::map_of(
+                r.endpoint_info
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(url, info)| (url, info.map(EndpointInfo::from).unwrap_or_default())),
+            ),
             phase_time_ranges: PhaseTimeRanges {
                 profiling: range(ranges.profiling),
                 warmup: range(ranges.warmup),
@@ -1259,7 +1259,7 @@ impl ExportState {
             return;
         };
         // Writers sort by name, but nothing guarantees it.
-        section.families.sort_by(|a, b| a.name.cmp(&b.name));
+        crate::sort::sort_by(&mut section.families, |a, b| a.name.cmp(&b.name));
         let out = Some((section.families, section.skipped));
         if section.name == "metrics" {
             self.metrics = out;
