@@ -226,7 +226,7 @@ fn buckets(b: Option<Buckets>) -> Option<Vec<Bucket>> {
 // Type-agnostic raw shapes (a family's `type` may come after its `series`)
 
 /// Every stat field of every family type; which ones are used is decided once `type` is known.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(default, expecting = "a stats object")]
 struct RawStats {
     total: Option<Total>,
@@ -497,45 +497,6 @@ impl RawSeries {
                 .map(Timeslice::from)
                 .collect(),
             ..stats_only.into_series(t)
-        }
-    }
-}
-
-impl Default for RawStats {
-    fn default() -> Self {
-        RawStats {
-            total: None,
-            rate: None,
-            rate_avg: None,
-            rate_min: None,
-            rate_max: None,
-            rate_std: None,
-            avg: None,
-            min: None,
-            max: None,
-            std: None,
-            p1: None,
-            p5: None,
-            p10: None,
-            p25: None,
-            p50: None,
-            p75: None,
-            p90: None,
-            p95: None,
-            p99: None,
-            count: None,
-            count_rate: None,
-            sum: None,
-            sum_rate: None,
-            p1_estimate: None,
-            p5_estimate: None,
-            p10_estimate: None,
-            p25_estimate: None,
-            p50_estimate: None,
-            p75_estimate: None,
-            p90_estimate: None,
-            p95_estimate: None,
-            p99_estimate: None,
         }
     }
 }
