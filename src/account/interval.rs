@@ -403,17 +403,18 @@ impl Candidates {
 /// the (r2) soundness rules: disjoint evidence keeps the hull, a reset leaves hi unbounded,
 /// no window bounds nothing).
 pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounded {
+    let samples = ev.samples.to_vec();
     let non_finite = ev.stats_total.is_some_and(|t| !finite_nonneg(t))
         || ev.csv_total.is_some_and(|t| !finite_nonneg(t))
         || ev.slices.iter().any(|s| !finite_nonneg(s.total))
-        || ev.samples.iter().any(|s| !finite_nonneg(s.1));
+        || samples.iter().any(|s| !finite_nonneg(s.1));
     let telemetry = ev.stats_total.filter(|t| finite_nonneg(*t)).unwrap_or(0.0);
     let csv_disagrees = match (ev.stats_total, ev.csv_total) {
         (Some(j), Some(c)) => (j - c).abs() > 1e-4 + 1e-9 * j.abs().max(c.abs()),
         _ => false,
     };
-    let slices_disagree = slices_contradict_samples(ev, &ev.slices)
-        || slices_contradict_samples(ev, &ev.warmup_slices);
+    let slices_disagree = slices_contradict_samples(ev, &samples, &ev.slices)
+        || slices_contradict_samples(ev, &samples, &ev.warmup_slices);
     let mut result = Bounded {
         interval: Interval::unbounded(telemetry),
         method: Method::Unbounded,
@@ -456,12 +457,8 @@ pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounde
             result.reset |= reset;
         }
     }
-    let finite_samples: Vec<(u64, f64)> = ev
-        .samples
-        .iter()
-        .copied()
-        .filter(|s| finite_nonneg(s.1))
-        .collect();
+    let mut finite_samples = samples;
+    finite_samples.retain(|s| finite_nonneg(s.1));
     // Samples that contradict each other at one instant bound nothing.
     if !ev.sample_conflict {
         if let Some((iv, reset)) = from_samples(&finite_samples, w) {
@@ -493,14 +490,20 @@ pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounde
 /// is the last sample at or before it, and the slice is the clamped difference. Where both
 /// boundaries have a sample of the series (not a lazily created series' implied 0), a slice
 /// that differs from the samples' difference means the export and the scrapes disagree.
-fn slices_contradict_samples(ev: &SeriesEvidence, slices: &[Slice]) -> bool {
+///
+/// Thinned samples ([`SeriesEvidence::coarsened`]) no longer give the value at a boundary: the
+/// comparison is not made, and the run's evidence is distrusted instead (`Ctx::distrust`).
+fn slices_contradict_samples(
+    ev: &SeriesEvidence,
+    samples: &[(u64, f64)],
+    slices: &[Slice],
+) -> bool {
     let Some(first) = ev.first_sample_ns else {
         return false;
     };
-    if ev.sample_conflict {
+    if ev.sample_conflict || ev.coarsened {
         return false;
     }
-    let samples = &ev.samples;
     let at = |t: u64| {
         let n = samples.partition_point(|s| s.0 <= t);
         n.checked_sub(1)
@@ -574,7 +577,8 @@ mod tests {
                 (11 * S, 150.0),
                 (19 * S, 950.0),
                 (21 * S, 1000.0),
-            ],
+            ]
+            .into(),
             ..Default::default()
         };
         let b = bound(&ev, &at(W, None), &Policy::default());
@@ -586,7 +590,7 @@ mod tests {
     #[test]
     fn raw_samples_reset_and_unbounded_end() {
         let ev = SeriesEvidence {
-            samples: vec![(9 * S, 100.0), (12 * S, 50.0), (19 * S, 60.0)],
+            samples: vec![(9 * S, 100.0), (12 * S, 50.0), (19 * S, 60.0)].into(),
             ..Default::default()
         };
         let b = bound(&ev, &at(W, None), &Policy::default());

@@ -26,6 +26,7 @@
 pub mod diagnostics;
 pub mod endpoints;
 pub mod evidence;
+pub mod fold;
 pub mod interval;
 pub mod lookup;
 pub mod output;
@@ -82,11 +83,13 @@ impl Ctx<'_> {
         }
     }
 
-    /// Does any series' evidence contradict itself across kinds? Then no kind narrows another.
+    /// Does any series' evidence contradict itself across kinds, or was it thinned so that
+    /// no one can tell ([`Evidence::coarsened`])? Then no kind narrows another.
     fn find_distrust(mut self) -> Self {
-        self.distrust = self.ev.series.iter().any(|(k, e)| {
-            interval::bound(e, &self.series_context(&k.endpoint_url), self.policy).conflict
-        });
+        self.distrust = self.ev.coarsened
+            || self.ev.series.iter().any(|(k, e)| {
+                interval::bound(e, &self.series_context(&k.endpoint_url), self.policy).conflict
+            });
         self
     }
 }
@@ -119,13 +122,29 @@ fn tier_context(run: &Run) -> TierContext {
 
 /// Account one run under a policy: the stages in contract order.
 pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
-    account(run, policy, false).0
+    account(run, fold::ScrapeFold::new(), policy, false).0
+}
+
+/// [`account_run`] of a run whose scrape JSONL was folded while it was read
+/// (`RunReader::with_fold`, `RunReader::finish_folded`): the same result as the run read
+/// whole, unless the fold was thinned to fit memory (then `evidence_coarsened` says so).
+pub fn account_run_folded(run: &Run, folded: fold::ScrapeFold, policy: &Policy) -> Accounting {
+    account(run, folded, policy, false).0
 }
 
 /// `account_run`, and what the visualizer shows beside it: the files read and ignored, and
 /// the canonical counters over time.
 pub fn account_run_detailed(run: &Run, policy: &Policy) -> (Accounting, timeline::RunDetail) {
-    let (accounting, timeline) = account(run, policy, true);
+    account_run_detailed_folded(run, fold::ScrapeFold::new(), policy)
+}
+
+/// [`account_run_detailed`] of a run folded while read (see [`account_run_folded`]).
+pub fn account_run_detailed_folded(
+    run: &Run,
+    folded: fold::ScrapeFold,
+    policy: &Policy,
+) -> (Accounting, timeline::RunDetail) {
+    let (accounting, timeline) = account(run, folded, policy, true);
     let detail = timeline::RunDetail {
         files: timeline::files_of(run),
         ignored: run.ignored.clone(),
@@ -137,12 +156,13 @@ pub fn account_run_detailed(run: &Run, policy: &Policy) -> (Accounting, timeline
 /// The pipeline; the timeline is built only when asked for (it does not feed the result).
 fn account(
     run: &Run,
+    folded: fold::ScrapeFold,
     policy: &Policy,
     with_timeline: bool,
 ) -> (Accounting, Option<timeline::Timeline>) {
     let mut reasons: Vec<Reason> = Vec::new();
     let launch = run.launch.as_ref();
-    let ev = evidence::collect(run);
+    let ev = evidence::collect_with(run, folded);
     let eps = endpoints::detect(&ev, launch);
     let decisions = roles::assign(&eps.facts, launch, &mut reasons);
     let dep = roles::Deployment::new(decisions, &eps.engines);
