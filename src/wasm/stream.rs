@@ -255,7 +255,7 @@ impl AccountStream {
 
     /// The accounting of the run (`accountRun`'s envelope); the stream cannot be used after.
     pub fn finish(&mut self) -> String {
-        let outcome = self.account(|run, fold, policy| account_run_folded(run, fold, policy));
+        let outcome = self.account(account_run_folded);
         reply(outcome)
     }
 
