@@ -15,9 +15,19 @@
 //! instead of narrowing (reason `evidence_coarsened`).
 
 use super::evidence::{Evidence, SeriesKey, PROCESS_START};
+use super::request_scope::RecordFold;
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
+
+/// What a streaming read folded instead of keeping: the scrape JSONL's evidence and the
+/// per-request records' (see `RunReader::with_fold`).
+#[derive(Default)]
+pub struct Folded {
+    pub scrapes: ScrapeFold,
+    /// `None` when no `profile_export.jsonl` was folded.
+    pub records: Option<RecordFold>,
+}
 
 /// Cumulative samples (epoch ns, value) of one series, delta-encoded: each sample is the
 /// zigzag varint of its time step, then either the zigzag varint of its integral value's step
@@ -111,6 +121,11 @@ impl SampleBuf {
         self.len
     }
 
+    /// Whether every sample came at or after the one before it.
+    pub fn is_sorted(&self) -> bool {
+        self.sorted
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -151,7 +166,7 @@ impl SampleBuf {
             thin(self.iter())
         } else {
             let mut all = self.to_vec();
-            all.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+            all.sort_by(by_time_then_value);
             thin(all.into_iter())
         };
         let dropped = out.len < self.len;
@@ -523,7 +538,7 @@ impl ScrapeFold {
         }
         for samples in self.process_start.values_mut() {
             let n = samples.len();
-            samples.sort_by_key(|s| s.0);
+            crate::sort::sort_by_key(samples, |s| s.0);
             let mut out: Vec<(u64, f64)> = Vec::with_capacity(n);
             for (i, s) in samples.iter().enumerate() {
                 let same =
@@ -604,10 +619,10 @@ impl ScrapeFold {
                 .push((name, source, samples));
         }
         for (url, mut files) in by_endpoint {
-            files.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+            crate::sort::sort_by(&mut files, |a, b| (a.0, a.1).cmp(&(b.0, b.1)));
             let mut all: Vec<(u64, f64)> = files.into_iter().flat_map(|f| f.2).collect();
             // Stable: equal times keep file-name order, then file order.
-            all.sort_by_key(|s| s.0);
+            crate::sort::sort_by_key(&mut all, |s| s.0);
             ev.process_start_samples.insert(url, all);
         }
         ev.untimed_endpoints
@@ -622,31 +637,59 @@ impl ScrapeFold {
 /// contradict each other, and the order of lines must not decide which holds: the series is
 /// flagged and keeps the smaller value.
 fn finish_samples(e: &mut super::evidence::SeriesEvidence, times: Option<&Vec<u64>>) {
-    let mut all = e.samples.to_vec();
-    let Some(first) = all.iter().map(|s| s.0).min() else {
+    let Some(first) = e.samples.iter().map(|s| s.0).min() else {
         return;
     };
     e.first_sample_ns = Some(first);
-    if let Some(ts) = times {
-        all.extend(ts.iter().take_while(|t| **t < first).map(|t| (*t, 0.0)));
-    }
-    all.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let zeros = times
+        .into_iter()
+        .flatten()
+        .copied()
+        .take_while(|t| *t < first)
+        .map(|t| (t, 0.0));
+    let (out, conflict) = if e.samples.is_sorted() {
+        one_per_instant(zeros.chain(e.samples.iter()))
+    } else {
+        let mut all: Vec<(u64, f64)> = zeros.chain(e.samples.iter()).collect();
+        all.sort_by(by_time_then_value);
+        one_per_instant(all.into_iter())
+    };
+    e.samples = out;
+    e.sample_conflict |= conflict;
+}
+
+/// Samples in time order (any order within one instant) reduced to one per instant: the
+/// smallest value (by `total_cmp`), and whether two values of one instant differ (NaNs are
+/// one value).
+fn one_per_instant(samples: impl Iterator<Item = (u64, f64)>) -> (SampleBuf, bool) {
+    let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
     let mut out = SampleBuf::new();
-    let mut last: Option<(u64, f64)> = None;
-    for s in all {
-        match last {
-            Some(l) if l.0 == s.0 => {
-                if l.1.to_bits() != s.1.to_bits() && !(l.1.is_nan() && s.1.is_nan()) {
-                    e.sample_conflict = true;
+    let mut conflict = false;
+    let mut group: Option<(u64, f64)> = None;
+    for (t, v) in samples {
+        match group.as_mut() {
+            Some(g) if g.0 == t => {
+                conflict |= !same(g.1, v);
+                if v.total_cmp(&g.1).is_lt() {
+                    g.1 = v;
                 }
             }
             _ => {
-                out.push(s.0, s.1);
-                last = Some(s);
+                if let Some((gt, gv)) = group.replace((t, v)) {
+                    out.push(gt, gv);
+                }
             }
         }
     }
-    e.samples = out;
+    if let Some((gt, gv)) = group {
+        out.push(gt, gv);
+    }
+    (out, conflict)
+}
+
+/// Time, then value (`total_cmp`): the order samples are sorted in.
+fn by_time_then_value(a: &(u64, f64), b: &(u64, f64)) -> std::cmp::Ordering {
+    a.0.cmp(&b.0).then(a.1.total_cmp(&b.1))
 }
 
 #[cfg(test)]

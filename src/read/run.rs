@@ -10,11 +10,11 @@ use super::push::{self, Gather, PushReader};
 use super::scrape_jsonl::ScrapeJsonlReader;
 use super::server_csv::ServerCsvReader;
 use super::server_json::{ExportReader, Refusal};
-use crate::account::fold::ScrapeFold;
+use crate::account::fold::Folded;
+use crate::account::request_scope::RecordFold;
 use crate::error::{ErrorCode, Position, ReadError};
 use crate::model::{
-    LaunchFacts, MetricType, ProfileExport, RunSummary, Scrape, SeriesTable, ServerMetricsExport,
-    UntypedLarge,
+    LaunchFacts, MetricType, ProfileExport, RunSummary, Scrape, ServerMetricsExport, UntypedLarge,
 };
 use crate::read::count;
 use crate::read::locate::locate_bytes;
@@ -312,13 +312,51 @@ trait FileRead {
     fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal>;
     fn finish(self: Box<Self>) -> Result<Output, Refusal>;
 
-    /// Hand the scrapes read so far to `sink` (with the table they index), when the reader
-    /// folds them ([`FoldingJsonl`]); `at_end`: the file has ended, read its last line first.
+    /// Fold what has been read so far into `fold`, when the reader folds ([`FoldingJsonl`],
+    /// [`FoldingProfile`]); `at_end`: the file has ended, read its last line first.
     fn drain(
         &mut self,
         _at_end: bool,
-        _sink: &mut dyn FnMut(&Scrape, &SeriesTable),
+        _fold: &mut Folded,
+        _cursor: &mut FoldCursor<'_>,
     ) -> Result<(), Refusal> {
+        Ok(())
+    }
+}
+
+/// Where a file's scrapes go in the fold: the file's name, and once its first scrape came,
+/// its source index and the scrapes folded so far.
+struct FoldCursor<'a> {
+    name: &'a str,
+    source: &'a mut Option<(u32, u64)>,
+}
+
+/// A `profile_export.jsonl` whose records are folded as they are read
+/// ([`RecordFold`]: what accounting reads of them) instead of kept.
+struct FoldingProfile(ProfileJsonlReader);
+
+impl FileRead for FoldingProfile {
+    fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
+        self.0.push(chunk).map_err(Refusal::from)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Output, Refusal> {
+        self.0.finish().map(Output::Profile).map_err(Refusal::from)
+    }
+
+    fn drain(
+        &mut self,
+        at_end: bool,
+        fold: &mut Folded,
+        _cursor: &mut FoldCursor<'_>,
+    ) -> Result<(), Refusal> {
+        if at_end {
+            self.0.end_lines().map_err(Refusal::from)?;
+        }
+        let records = fold.records.get_or_insert_with(RecordFold::new);
+        for r in self.0.drain() {
+            records.take(&r);
+        }
         Ok(())
     }
 }
@@ -347,14 +385,20 @@ impl FileRead for FoldingJsonl {
     fn drain(
         &mut self,
         at_end: bool,
-        sink: &mut dyn FnMut(&Scrape, &SeriesTable),
+        fold: &mut Folded,
+        cursor: &mut FoldCursor<'_>,
     ) -> Result<(), Refusal> {
         if at_end {
             self.reader.end_lines().map_err(Refusal::from)?;
         }
         let (scrapes, table) = self.reader.drain();
         for mut scrape in scrapes {
-            sink(&scrape, table);
+            let fold = &mut fold.scrapes;
+            let (source, seq) = cursor
+                .source
+                .get_or_insert_with(|| (fold.source(cursor.name), 0));
+            fold.take(*source, *seq, &scrape, table);
+            *seq += 1;
             self.untyped_large.append(&mut scrape.untyped_large);
         }
         Ok(())
@@ -445,6 +489,9 @@ fn reader_for(
             reader: ScrapeJsonlReader::new(&name, &filter),
             untyped_large: Vec::new(),
         }),
+        ArtifactKind::ProfileJsonl if fold => {
+            Box::new(FoldingProfile(ProfileJsonlReader::new(&name)))
+        }
         ArtifactKind::ServerMetricsJson => Box::new(ExportReader::new(&name, filter)),
         ArtifactKind::ServerMetricsCsv => {
             streamed(ServerCsvReader::new(&name, &filter), Output::ServerCsv)
@@ -536,8 +583,9 @@ enum State {
 pub struct RunReader {
     options: RunOptions,
     budget: Option<MemoryBudget>,
-    /// Scrape JSONL files are folded into this as they are read (see [`RunReader::with_fold`]).
-    fold: Option<ScrapeFold>,
+    /// Scrape JSONL and per-request files are folded into this as they are read (see
+    /// [`RunReader::with_fold`]).
+    fold: Option<Folded>,
     current: Option<Current>,
     done: Vec<FileDone>,
     bytes_read: u64,
@@ -562,12 +610,14 @@ impl RunReader {
     }
 
     /// Fold scrape JSONL files into per-series evidence as they are read, instead of keeping
-    /// their scrapes: memory then grows by a few bytes per sample, and past three quarters of
-    /// the memory budget the fold is thinned soundly ([`ScrapeFold::coarsen`]) before the
-    /// budget refuses anything. [`RunReader::finish_folded`] gives the fold beside the run
-    /// (whose `scrapes` then hold only the other scrapes: Prometheus captures).
+    /// their scrapes, and `profile_export.jsonl` into what accounting reads of its records:
+    /// memory then grows by a few bytes per sample and per record, and past three quarters of
+    /// the memory budget the scrape fold is thinned soundly
+    /// ([`crate::account::fold::ScrapeFold::coarsen`]) before the budget refuses anything.
+    /// [`RunReader::finish_folded`] gives the fold beside the run (whose `scrapes` then hold
+    /// only the other scrapes, Prometheus captures, and whose `profile` no records).
     pub fn with_fold(mut self) -> Self {
-        self.fold = Some(ScrapeFold::new());
+        self.fold = Some(Folded::default());
         self
     }
 
@@ -809,13 +859,13 @@ impl RunReader {
     }
 
     /// Under memory pressure (past three quarters of the budget), thin the fold until it is
-    /// back under or cannot give more (see [`ScrapeFold::coarsen`]).
+    /// back under or cannot give more (see [`crate::account::fold::ScrapeFold::coarsen`]).
     fn relieve(&mut self) {
         let (Some(budget), Some(fold)) = (self.budget, self.fold.as_mut()) else {
             return;
         };
         let pressure = budget.limit / 4 * 3;
-        while (budget.in_use)() > pressure && fold.coarsen() {}
+        while (budget.in_use)() > pressure && fold.scrapes.coarsen() {}
     }
 
     fn over_budget(&self) -> Option<u64> {
@@ -856,7 +906,7 @@ impl RunReader {
     /// holds is given back at once.
     fn drop_outputs(&mut self) {
         if self.fold.is_some() {
-            self.fold = Some(ScrapeFold::new());
+            self.fold = Some(Folded::default());
         }
         for d in &mut self.done {
             if matches!(d.outcome, Outcome::Read(_)) {
@@ -879,7 +929,7 @@ impl RunReader {
 
     /// The run and the scrapes folded while reading ([`RunReader::with_fold`]; an empty fold
     /// without it): account them with `crate::account::account_run_folded`.
-    pub fn finish_folded(mut self) -> Result<(Run, ScrapeFold), ReadError> {
+    pub fn finish_folded(mut self) -> Result<(Run, Folded), ReadError> {
         self.end_file();
         self.relieve();
         let fold = self.fold.take().unwrap_or_default();
@@ -890,10 +940,10 @@ impl RunReader {
     }
 }
 
-/// Hand the scrapes `reader` has read to `fold` (when there is one), registering the file
-/// `name` as a source on its first scrape; `folded` is the file's source and scrape count.
+/// Fold what `reader` has read into `fold` (when there is one); `name` is the file's, and
+/// `folded` its source index and scrape count in the fold.
 fn drain(
-    fold: &mut Option<ScrapeFold>,
+    fold: &mut Option<Folded>,
     name: &str,
     folded: &mut Option<(u32, u64)>,
     reader: &mut dyn FileRead,
@@ -902,11 +952,11 @@ fn drain(
     let Some(fold) = fold.as_mut() else {
         return Ok(());
     };
-    reader.drain(at_end, &mut |scrape, table| {
-        let (source, seq) = folded.get_or_insert_with(|| (fold.source(name), 0));
-        fold.take(*source, *seq, scrape, table);
-        *seq += 1;
-    })
+    let mut cursor = FoldCursor {
+        name,
+        source: folded,
+    };
+    reader.drain(at_end, fold, &mut cursor)
 }
 
 fn too_large(name: &str, at: u64, limit: u64) -> ReadError {

@@ -16,7 +16,7 @@
 
 use super::{options_arg, reply};
 use crate::account::{
-    account_run_detailed_folded, account_run_folded, families_read, fold::ScrapeFold, Policy,
+    account_run_detailed_folded, account_run_folded, families_read, fold::Folded, Policy,
 };
 use crate::error::{ErrorCode, ReadError};
 use crate::options::{AccountOptions, CallError, OptionsError};
@@ -264,7 +264,7 @@ impl AccountStream {
     /// `INPUT_TOO_LARGE` (never a result computed in memory the caller did not grant).
     fn account<T>(
         &mut self,
-        how: impl FnOnce(&crate::read::Run, ScrapeFold, &Policy) -> T,
+        how: impl FnOnce(&crate::read::Run, Folded, &Policy) -> T,
     ) -> Result<T, CallError> {
         let (reader, policy, budget) = match std::mem::replace(&mut self.stream, Stream::Finished) {
             Stream::Reading(reader, policy, budget) => (reader, policy, budget),
