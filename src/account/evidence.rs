@@ -29,7 +29,7 @@ pub struct SeriesEvidence {
     /// decoded series by series where read).
     pub samples: SampleBuf,
     /// The samples were thinned under memory pressure ([`ScrapeFold::coarsen`]): bounds from
-    /// them are sound but wider, and they cannot be compared point by point with slices.
+    /// them are sound but wider, and they give a slice boundary's value as a range.
     pub coarsened: bool,
     /// From a schema 1.1 export whose totals are phase-scoped.
     pub phase_scoped: bool,
@@ -93,7 +93,7 @@ pub struct Evidence {
     /// Families an export repeated with identical content, merged by the reader.
     pub merged_duplicates: Vec<String>,
     /// Some evidence was thinned to fit the memory budget (see [`ScrapeFold::coarsen`]):
-    /// accounting notes `evidence_coarsened` and lets no kind of evidence narrow another.
+    /// accounting notes `evidence_coarsened`.
     pub coarsened: bool,
     /// Every distinct label set, kept once: a run of many endpoints repeats the same few
     /// sets on each (see [`Evidence::intern`]).
@@ -316,7 +316,7 @@ pub fn notes(ev: &Evidence, reasons: &mut Vec<Reason>) {
     if ev.coarsened {
         reasons.push(Reason::new(
             ReasonCode::EvidenceCoarsened,
-            "raw samples were thinned to fit the memory budget: every bound still contains the truth, but is wider than the full evidence gives, and no kind of evidence narrows another",
+            "raw samples were thinned to fit the memory budget: every bound still contains the truth, but may be wider than the full evidence gives",
         ));
     }
     for url in &ev.untimed_endpoints {

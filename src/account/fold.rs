@@ -11,8 +11,8 @@
 //!
 //! Samples are kept compact ([`SampleBuf`]: about 4 to 6 bytes each instead of 16). Under
 //! memory pressure [`ScrapeFold::coarsen`] thins every series soundly (see
-//! [`SampleBuf::decimate`]); the evidence then says so (`coarsened`) and accounting widens
-//! instead of narrowing (reason `evidence_coarsened`).
+//! [`SampleBuf::decimate`]); the evidence then says so (`coarsened`, reason
+//! `evidence_coarsened`): every bound drawn from it still contains the truth, only wider.
 
 use super::evidence::{Evidence, SeriesKey, PROCESS_START};
 use super::request_scope::RecordFold;
@@ -299,6 +299,8 @@ pub struct ScrapeFold {
     process_start: BTreeMap<(String, u32), Vec<(u64, f64)>>,
     /// Some evidence was thinned under memory pressure.
     coarsened: bool,
+    /// [`ScrapeFold::sample_bytes`] after the last thinning.
+    thinned_to: usize,
 }
 
 impl ScrapeFold {
@@ -509,6 +511,13 @@ impl ScrapeFold {
         self.coarsened
     }
 
+    /// Whether the samples grew by half since they were last thinned: thinning again only
+    /// then keeps their density even over the run (thinning at every push would thin the
+    /// early samples over and over).
+    pub fn grew_since_thinned(&self) -> bool {
+        self.sample_bytes() > self.thinned_to / 2 * 3
+    }
+
     /// Thin the evidence soundly to about half (see [`SampleBuf::decimate`]): per endpoint the
     /// scrape times (fewer implied 0s only widen bounds), and `process_start_time_seconds`
     /// down to the first and last sample of each value (lossless for restart detection).
@@ -553,6 +562,7 @@ impl ScrapeFold {
             *samples = out;
         }
         self.coarsened |= dropped;
+        self.thinned_to = self.sample_bytes();
         dropped
     }
 

@@ -491,8 +491,9 @@ pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounde
 /// boundaries have a sample of the series (not a lazily created series' implied 0), a slice
 /// that differs from the samples' difference means the export and the scrapes disagree.
 ///
-/// Thinned samples ([`SeriesEvidence::coarsened`]) no longer give the value at a boundary: the
-/// comparison is not made, and the run's evidence is distrusted instead (`Ctx::distrust`).
+/// Thinned samples ([`SeriesEvidence::coarsened`]) give the value at a boundary as a range:
+/// between two kept samples nothing dropped decreased, so the last sample at or before it lay
+/// between them; a slice contradicts them only outside the difference of the ranges.
 fn slices_contradict_samples(
     ev: &SeriesEvidence,
     samples: &[(u64, f64)],
@@ -501,16 +502,42 @@ fn slices_contradict_samples(
     let Some(first) = ev.first_sample_ns else {
         return false;
     };
-    if ev.sample_conflict || ev.coarsened {
+    if ev.sample_conflict {
         return false;
     }
-    let at = |t: u64| {
+    let last_at = |t: u64| {
         let n = samples.partition_point(|s| s.0 <= t);
         n.checked_sub(1)
             .and_then(|i| samples.get(i))
             .filter(|s| s.0 >= first)
-            .map(|s| s.1)
+            .map(|s| (s, samples.get(n)))
     };
+    if ev.coarsened {
+        let range = |t: u64| {
+            let (prev, next) = last_at(t)?;
+            let hi = match next {
+                Some(n) if prev.0 != t && n.1.is_finite() && n.1 >= prev.1 => n.1,
+                _ => prev.1,
+            };
+            Some((prev.1, hi))
+        };
+        return slices
+            .iter()
+            .any(|s| match (range(s.start_ns), range(s.end_ns)) {
+                (Some(a), Some(b))
+                    if a.0.is_finite()
+                        && a.1.is_finite()
+                        && b.0.is_finite()
+                        && s.total.is_finite() =>
+                {
+                    let (lo, hi) = ((b.0 - a.1).max(0.0), (b.1 - a.0).max(0.0));
+                    let tol = 1e-6 * hi.abs().max(s.total.abs()).max(1.0);
+                    s.total < lo - tol || s.total > hi + tol
+                }
+                _ => false,
+            });
+    }
+    let at = |t: u64| last_at(t).map(|(s, _)| s.1);
     slices.iter().any(|s| match (at(s.start_ns), at(s.end_ns)) {
         (Some(a), Some(b)) if a.is_finite() && b.is_finite() && s.total.is_finite() => {
             let expected = (b - a).max(0.0);

@@ -83,13 +83,11 @@ impl Ctx<'_> {
         }
     }
 
-    /// Does any series' evidence contradict itself across kinds, or was it thinned so that
-    /// no one can tell ([`Evidence::coarsened`])? Then no kind narrows another.
+    /// Does any series' evidence contradict itself across kinds? Then no kind narrows another.
     fn find_distrust(mut self) -> Self {
-        self.distrust = self.ev.coarsened
-            || self.ev.series.iter().any(|(k, e)| {
-                interval::bound(e, &self.series_context(&k.endpoint_url), self.policy).conflict
-            });
+        self.distrust = self.ev.series.iter().any(|(k, e)| {
+            interval::bound(e, &self.series_context(&k.endpoint_url), self.policy).conflict
+        });
         self
     }
 }

@@ -191,8 +191,9 @@ pub enum ReasonCode {
     UntimedCapture,
     /// Raw samples were thinned to fit the streaming API's memory budget: kept are the first
     /// and last sample of each series, both samples of every decrease and every odd value, so
-    /// every interval still contains the truth, only wider; no kind of evidence narrows
-    /// another (as under `evidence_conflict`'s distrust). Never on the whole-buffer path.
+    /// every interval still contains the truth, only wider (a slice is compared with the
+    /// samples around its bounds as a range; rates do not use the aligned `n ≤ d` bound).
+    /// Never on the whole-buffer path.
     EvidenceCoarsened,
 }
 

@@ -858,14 +858,21 @@ impl RunReader {
         }
     }
 
-    /// Under memory pressure (past three quarters of the budget), thin the fold until it is
-    /// back under or cannot give more (see [`crate::account::fold::ScrapeFold::coarsen`]).
+    /// Under memory pressure (past three quarters of the budget), thin the fold (see
+    /// [`crate::account::fold::ScrapeFold::coarsen`]) once it has grown by half since it was
+    /// last thinned, and past the budget itself until it is back under or cannot give more.
     fn relieve(&mut self) {
         let (Some(budget), Some(fold)) = (self.budget, self.fold.as_mut()) else {
             return;
         };
         let pressure = budget.limit / 4 * 3;
-        while (budget.in_use)() > pressure && fold.scrapes.coarsen() {}
+        loop {
+            let in_use = (budget.in_use)();
+            let due = in_use > budget.limit || fold.scrapes.grew_since_thinned();
+            if in_use <= pressure || !due || !fold.scrapes.coarsen() {
+                return;
+            }
+        }
     }
 
     fn over_budget(&self) -> Option<u64> {
