@@ -316,7 +316,7 @@ pub fn notes(ev: &Evidence, reasons: &mut Vec<Reason>) {
     if ev.coarsened {
         reasons.push(Reason::new(
             ReasonCode::EvidenceCoarsened,
-            "raw samples were thinned to fit the memory budget: every bound still contains the truth, but may be wider than the full evidence gives",
+            "raw samples were thinned, or counter timeslices dropped, to fit the memory budget: every bound still contains the truth, but may be wider than the full evidence gives",
         ));
     }
     for url in &ev.untimed_endpoints {

@@ -511,6 +511,12 @@ impl ScrapeFold {
         self.coarsened
     }
 
+    /// Say that other evidence of the run was thinned (the export's counter timeslices
+    /// dropped under memory pressure: `crate::read::run`), so the evidence says so.
+    pub fn note_thinned(&mut self) {
+        self.coarsened = true;
+    }
+
     /// Whether the samples grew by half since they were last thinned: thinning again only
     /// then keeps their density even over the run (thinning at every push would thin the
     /// early samples over and over).

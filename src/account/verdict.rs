@@ -189,8 +189,9 @@ pub enum ReasonCode {
     /// A Prometheus capture without a time contributed its labels (roles, engine) and its
     /// values as telemetry only: it bounds nothing.
     UntimedCapture,
-    /// Raw samples were thinned to fit the streaming API's memory budget: kept are the first
-    /// and last sample of each series, both samples of every decrease and every odd value, so
+    /// Raw samples were thinned to fit the streaming API's memory budget (kept are the first
+    /// and last sample of each series, both samples of every decrease and every odd value),
+    /// or past the budget still the export's counter timeslices were dropped, so
     /// every interval still contains the truth, only wider (a slice is compared with the
     /// samples around its bounds as a range; rates do not use the aligned `n ≤ d` bound).
     /// Never on the whole-buffer path.

@@ -312,6 +312,12 @@ trait FileRead {
     fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal>;
     fn finish(self: Box<Self>) -> Result<Output, Refusal>;
 
+    /// Give memory back by dropping counter timeslices read so far ([`shed_slices`]); whether
+    /// any were dropped.
+    fn shed(&mut self) -> bool {
+        false
+    }
+
     /// Fold what has been read so far into `fold`, when the reader folds ([`FoldingJsonl`],
     /// [`FoldingProfile`]); `at_end`: the file has ended, read its last line first.
     fn drain(
@@ -322,6 +328,26 @@ trait FileRead {
     ) -> Result<(), Refusal> {
         Ok(())
     }
+}
+
+/// The last resort of a streaming read out of memory: drop the profiling and warmup timeslices
+/// of counter series (24 B each, kept whole by the export's reader). Sound: a series without
+/// slices is bounded by its other evidence (raw samples, else nothing), only more widely; a
+/// series with a total that is not a finite non-negative number keeps its slices (they say
+/// so). Whether any were dropped.
+fn shed_slices<'s>(series: impl Iterator<Item = &'s mut crate::model::Series>) -> bool {
+    let mut dropped = false;
+    for s in series {
+        let ok = s
+            .counter_slices
+            .iter()
+            .all(|c| c.total.is_finite() && c.total >= 0.0);
+        if ok && !s.counter_slices.is_empty() {
+            s.counter_slices = std::sync::Arc::from(Vec::new());
+            dropped = true;
+        }
+    }
+    dropped
 }
 
 /// Where a file's scrapes go in the fold: the file's name, and once its first scrape came,
@@ -410,6 +436,10 @@ impl FileRead for FoldingJsonl {
 impl FileRead for ExportReader {
     fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
         PushReader::push(self, chunk).map_err(|e| self.refusal(e))
+    }
+
+    fn shed(&mut self) -> bool {
+        shed_slices(self.series_read_mut())
     }
 
     fn finish(self: Box<Self>) -> Result<Output, Refusal> {
@@ -860,7 +890,8 @@ impl RunReader {
 
     /// Under memory pressure (past three quarters of the budget), thin the fold (see
     /// [`crate::account::fold::ScrapeFold::coarsen`]) once it has grown by half since it was
-    /// last thinned, and past the budget itself until it is back under or cannot give more.
+    /// last thinned, and past the budget itself until it is back under or cannot give more;
+    /// past the budget still, drop the counter timeslices read so far ([`shed_slices`]).
     fn relieve(&mut self) {
         let (Some(budget), Some(fold)) = (self.budget, self.fold.as_mut()) else {
             return;
@@ -870,8 +901,30 @@ impl RunReader {
             let in_use = (budget.in_use)();
             let due = in_use > budget.limit || fold.scrapes.grew_since_thinned();
             if in_use <= pressure || !due || !fold.scrapes.coarsen() {
-                return;
+                break;
             }
+        }
+        if (budget.in_use)() <= budget.limit {
+            return;
+        }
+        let mut shed = false;
+        if let Some(Current {
+            state: State::Reading(_, reader),
+            ..
+        }) = self.current.as_mut()
+        {
+            shed |= reader.shed();
+        }
+        for d in &mut self.done {
+            if let Outcome::Read(out) = &mut d.outcome {
+                if let Output::ServerJson(export) | Output::ServerCsv(export) = out.as_mut() {
+                    let families = export.metrics.iter_mut().chain(&mut export.warmup_metrics);
+                    shed |= shed_slices(families.flat_map(|f| f.series.iter_mut()));
+                }
+            }
+        }
+        if shed {
+            fold.scrapes.note_thinned();
         }
     }
 
