@@ -4,6 +4,8 @@
 //! generated run whose export alone passes the budget is still accounted, says
 //! `evidence_coarsened`, and every interval contains the generator's truth.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use kvledger::account::{account_run_folded, families_read, Policy};
 use kvledger::read::run::{MemoryBudget, RunReader};
 use kvledger::read::RunOptions;

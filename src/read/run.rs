@@ -888,25 +888,41 @@ impl RunReader {
         }
     }
 
-    /// Under memory pressure (past three quarters of the budget), thin the fold (see
+    /// Under memory pressure (past three quarters of the budget): thin the fold (see
     /// [`crate::account::fold::ScrapeFold::coarsen`]) once it has grown by half since it was
-    /// last thinned, and past the budget itself until it is back under or cannot give more;
-    /// past the budget still, drop the counter timeslices read so far ([`shed_slices`]).
+    /// last thinned; under pressure still, drop the counter timeslices read so far
+    /// ([`shed_slices`]); past the budget still, thin the fold until it is back under or
+    /// cannot give more. (Pressure, not the budget, sheds: one push can take several MB more
+    /// before the budget is checked, and linear memory never shrinks.)
     fn relieve(&mut self) {
-        let (Some(budget), Some(fold)) = (self.budget, self.fold.as_mut()) else {
+        let Some(budget) = self.budget else {
             return;
         };
         let pressure = budget.limit / 4 * 3;
-        loop {
+        let thin = |fold: &mut Folded, bound: u64, always: bool| loop {
             let in_use = (budget.in_use)();
-            let due = in_use > budget.limit || fold.scrapes.grew_since_thinned();
-            if in_use <= pressure || !due || !fold.scrapes.coarsen() {
+            let due = always || fold.scrapes.grew_since_thinned();
+            if in_use <= bound || !due || !fold.scrapes.coarsen() {
                 break;
             }
-        }
-        if (budget.in_use)() <= budget.limit {
+        };
+        let Some(fold) = self.fold.as_mut() else {
             return;
+        };
+        thin(fold, pressure, false);
+        if (budget.in_use)() > pressure && self.shed() {
+            if let Some(fold) = self.fold.as_mut() {
+                fold.scrapes.note_thinned();
+            }
         }
+        if let Some(fold) = self.fold.as_mut() {
+            thin(fold, budget.limit, true);
+        }
+    }
+
+    /// Drop the counter timeslices read so far, in the file being read and in the exports
+    /// already read ([`shed_slices`]); whether any were dropped.
+    fn shed(&mut self) -> bool {
         let mut shed = false;
         if let Some(Current {
             state: State::Reading(_, reader),
@@ -923,9 +939,7 @@ impl RunReader {
                 }
             }
         }
-        if shed {
-            fold.scrapes.note_thinned();
-        }
+        shed
     }
 
     fn over_budget(&self) -> Option<u64> {
