@@ -7,7 +7,8 @@
 //! `KVLEDGER_PROPERTY_RUNS` sets the number of runs (default 1000, split over 4 tests);
 //! `KVLEDGER_PROPERTY_SEED` moves the sequence.
 
-use kvledger::account::{account_run, Accounting, Policy};
+use kvledger::account::{account_run, account_run_folded, Accounting, Policy};
+use kvledger::read::run::{MemoryBudget, RunReader};
 use kvledger::read::{read_run, InputFile, RunOptions};
 use kvledger::synth::{generate, Engine, Fault, Schema, SynthSpec, Topology};
 use serde_json::Value;
@@ -304,74 +305,22 @@ fn check_spec(i: u64, spec: SynthSpec, tmp: &Path) -> Result<(), String> {
     }
 
     // Every interval contains the truth, whatever the status: faulty runs too.
-    {
-        for role in ["prefill", "unified"] {
-            let (Some(t), Some(ours)) = (
-                truth["roles"][role]["canonical"].as_object(),
-                a.counters.get(role),
-            ) else {
-                continue;
-            };
-            let pairs = [
-                ("prompt", ours.prompt),
-                ("hit_gpu", ours.hit_gpu),
-                ("hit_cpu", ours.hit_cpu),
-                ("hit_external", ours.hit_external),
-            ];
-            for (name, b) in pairs {
-                let Some(tv) = t.get(name).and_then(f) else {
-                    continue;
-                };
-                match b {
-                    Some(b) if !contains(b.lo, b.hi, tv) => {
-                        return Err(format!(
-                            "{}{role}.{name}: truth {tv} not in [{}, {:?}]",
-                            what(),
-                            b.lo,
-                            b.hi
-                        ));
-                    }
-                    None if tv > 0.0 && name != "hit_cpu" && name != "hit_external" => {
-                        return Err(format!("{}{role}.{name} missing (truth {tv})", what()));
-                    }
-                    _ => {}
-                }
-            }
+    check_contains(&what(), &truth, &a)?;
+    // The same run streamed with its scrapes folded and thinned as far as they go (a memory
+    // budget always three quarters full): still sound, and it says so.
+    if let Some(thin) = account_thinned(&files) {
+        let coarsened = thin
+            .cache_validity
+            .reasons
+            .iter()
+            .any(|r| r.code.as_str() == "evidence_coarsened");
+        let has_jsonl = files
+            .iter()
+            .any(|(n, _)| n.ends_with("server_metrics_export.jsonl"));
+        if has_jsonl && !coarsened {
+            return Err(format!("{}thinned run without evidence_coarsened", what()));
         }
-        let rates = [
-            ("gpu", a.rates.gpu),
-            ("cpu", a.rates.cpu),
-            ("external", a.rates.external),
-            ("overall", a.rates.overall),
-        ];
-        for (name, r) in rates {
-            let (Some(r), Some(tv)) = (r, f(&truth["rates"][name])) else {
-                continue;
-            };
-            if !contains(r.lo, Some(r.hi), tv) {
-                return Err(format!(
-                    "{}{name} rate: truth {tv} not in [{}, {}]",
-                    what(),
-                    r.lo,
-                    r.hi
-                ));
-            }
-        }
-        if v.pricing_eligible {
-            let Some(o) = a.rates.overall else {
-                return Err(format!("{}eligible without an overall rate", what()));
-            };
-            // A null canonical overall in the truth: the fault is undetectable by design
-            // (e.g. an engine that silently leaves a tier uncounted) and no rate is canonical.
-            if let Some(tv) = f(&truth["rates"]["overall"]) {
-                let Some(value) = o.value else {
-                    return Err(format!("{}eligible rate without a value", what()));
-                };
-                if (value - tv).abs() > a.policy.max_rate_width {
-                    return Err(format!("{}eligible rate {value} vs truth {tv}", what()));
-                }
-            }
-        }
+        check_contains(&format!("{}(thinned) ", what()), &truth, &thin)?;
     }
 
     if i % 5 == 0 {
@@ -386,6 +335,98 @@ fn check_spec(i: u64, spec: SynthSpec, tmp: &Path) -> Result<(), String> {
         let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(())
+}
+
+/// Every counter and rate interval of `a` contains the truth; an eligible rate is within
+/// `max_rate_width` of it.
+fn check_contains(what: &str, truth: &Value, a: &Accounting) -> Result<(), String> {
+    let v = &a.cache_validity;
+    for role in ["prefill", "unified"] {
+        let (Some(t), Some(ours)) = (
+            truth["roles"][role]["canonical"].as_object(),
+            a.counters.get(role),
+        ) else {
+            continue;
+        };
+        let pairs = [
+            ("prompt", ours.prompt),
+            ("hit_gpu", ours.hit_gpu),
+            ("hit_cpu", ours.hit_cpu),
+            ("hit_external", ours.hit_external),
+        ];
+        for (name, b) in pairs {
+            let Some(tv) = t.get(name).and_then(f) else {
+                continue;
+            };
+            match b {
+                Some(b) if !contains(b.lo, b.hi, tv) => {
+                    return Err(format!(
+                        "{}{role}.{name}: truth {tv} not in [{}, {:?}]",
+                        what, b.lo, b.hi
+                    ));
+                }
+                None if tv > 0.0 && name != "hit_cpu" && name != "hit_external" => {
+                    return Err(format!("{}{role}.{name} missing (truth {tv})", what));
+                }
+                _ => {}
+            }
+        }
+    }
+    let rates = [
+        ("gpu", a.rates.gpu),
+        ("cpu", a.rates.cpu),
+        ("external", a.rates.external),
+        ("overall", a.rates.overall),
+    ];
+    for (name, r) in rates {
+        let (Some(r), Some(tv)) = (r, f(&truth["rates"][name])) else {
+            continue;
+        };
+        if !contains(r.lo, Some(r.hi), tv) {
+            return Err(format!(
+                "{}{name} rate: truth {tv} not in [{}, {}]",
+                what, r.lo, r.hi
+            ));
+        }
+    }
+    if v.pricing_eligible {
+        let Some(o) = a.rates.overall else {
+            return Err(format!("{}eligible without an overall rate", what));
+        };
+        // A null canonical overall in the truth: the fault is undetectable by design
+        // (e.g. an engine that silently leaves a tier uncounted) and no rate is canonical.
+        if let Some(tv) = f(&truth["rates"]["overall"]) {
+            let Some(value) = o.value else {
+                return Err(format!("{}eligible rate without a value", what));
+            };
+            if (value - tv).abs() > a.policy.max_rate_width {
+                return Err(format!("{}eligible rate {value} vs truth {tv}", what));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The run pushed in 64 KiB chunks into a reader that folds its JSONL, under a memory budget
+/// that is always three quarters full: the fold is thinned as far as it goes. `None` when the
+/// run is not read (the truth expects a read error).
+fn account_thinned(files: &[(String, Vec<u8>)]) -> Option<Accounting> {
+    let budget = MemoryBudget {
+        limit: 1000,
+        in_use: || 800,
+    };
+    let mut reader = RunReader::new(&RunOptions::default())
+        .with_fold()
+        .with_memory_budget(budget);
+    for (name, bytes) in files {
+        reader.begin_file(name);
+        for c in bytes.chunks(65536) {
+            reader.push(c);
+        }
+        reader.end_file();
+    }
+    let (run, fold) = reader.finish_folded().ok()?;
+    Some(account_run_folded(&run, fold, &Policy::default()))
 }
 
 fn run_share(part: u64, parts: u64) {

@@ -3,13 +3,12 @@
 //! Series identity is (endpoint, family spelling, labels); every collection is ordered, so the
 //! result does not depend on file, endpoint or series order.
 
+use super::fold::{SampleBuf, ScrapeFold};
 use super::verdict::{Reason, ReasonCode};
-use crate::model::{
-    Family, Labels, MetricType, SampleValue, Scrape, Series, ServerMetricsExport, Stats,
-};
+use crate::model::{Family, Labels, MetricType, Series, ServerMetricsExport, Stats};
 use crate::read::names::canonical_family;
 use crate::read::Run;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// One slice of a counter: its stated bounds and its mass.
@@ -26,8 +25,12 @@ pub struct SeriesEvidence {
     pub warmup_total: Option<f64>,
     /// Warmup-phase timeslices, sorted by start.
     pub warmup_slices: Arc<[Slice]>,
-    /// Raw cumulative samples (epoch ns, value), sorted by time; equal times keep the last.
-    pub samples: Vec<(u64, f64)>,
+    /// Raw cumulative samples (epoch ns, value), sorted by time, one per instant (compact:
+    /// decoded series by series where read).
+    pub samples: SampleBuf,
+    /// The samples were thinned under memory pressure ([`ScrapeFold::coarsen`]): bounds from
+    /// them are sound but wider, and they give a slice boundary's value as a range.
+    pub coarsened: bool,
     /// From a schema 1.1 export whose totals are phase-scoped.
     pub phase_scoped: bool,
     /// The CSV export's `total` of the same series, when the run has both exports.
@@ -89,6 +92,9 @@ pub struct Evidence {
     pub untimed_endpoints: BTreeSet<String>,
     /// Families an export repeated with identical content, merged by the reader.
     pub merged_duplicates: Vec<String>,
+    /// Some evidence was thinned to fit the memory budget (see [`ScrapeFold::coarsen`]):
+    /// accounting notes `evidence_coarsened`.
+    pub coarsened: bool,
     /// Every distinct label set, kept once: a run of many endpoints repeats the same few
     /// sets on each (see [`Evidence::intern`]).
     interned: BTreeSet<Arc<Labels>>,
@@ -122,16 +128,9 @@ fn slices_of(s: &Series) -> Arc<[Slice]> {
 }
 
 impl Evidence {
-    /// The one shared copy of a label set: keys and label sets hold it, not a copy each.
-    fn intern(&mut self, labels: &Labels) -> Arc<Labels> {
-        match self.interned.get(labels) {
-            Some(l) => Arc::clone(l),
-            None => self.intern_shared(&Arc::new(labels.clone())),
-        }
-    }
-
-    /// [`Evidence::intern`] of a set a reader already shares: kept as it is when new.
-    fn intern_shared(&mut self, labels: &Arc<Labels>) -> Arc<Labels> {
+    /// The one shared copy of a label set, kept as it is when new: keys and label sets hold
+    /// it, not a copy each.
+    pub(super) fn intern_shared(&mut self, labels: &Arc<Labels>) -> Arc<Labels> {
         if let Some(l) = self.interned.get(labels) {
             return Arc::clone(l);
         }
@@ -139,7 +138,7 @@ impl Evidence {
         Arc::clone(labels)
     }
 
-    fn note_labels(&mut self, endpoint: &str, labels: &Arc<Labels>) {
+    pub(super) fn note_labels(&mut self, endpoint: &str, labels: &Arc<Labels>) {
         let sets = match self.label_sets.get_mut(endpoint) {
             Some(sets) => sets,
             None => self.label_sets.entry(endpoint.to_string()).or_default(),
@@ -149,7 +148,7 @@ impl Evidence {
         }
     }
 
-    fn note_family(&mut self, endpoint: &str, spelling: &str, t: Option<MetricType>) {
+    pub(super) fn note_family(&mut self, endpoint: &str, spelling: &str, t: Option<MetricType>) {
         let families = match self.families.get_mut(endpoint) {
             Some(f) => f,
             None => self.families.entry(endpoint.to_string()).or_default(),
@@ -247,6 +246,13 @@ impl Evidence {
 /// rounded, without timeslices) is read for its totals only when there is no JSON, and
 /// otherwise compared with the JSON's.
 pub fn collect(run: &Run) -> Evidence {
+    collect_with(run, ScrapeFold::new())
+}
+
+/// [`collect`] with scrapes already folded as they were read (the streaming API's JSONL):
+/// the run's own scrapes are folded into `fold` too, so the evidence is the same whichever
+/// way a scrape came.
+pub fn collect_with(run: &Run, mut fold: ScrapeFold) -> Evidence {
     let mut ev = Evidence::default();
     if let Some(j) = &run.server_json {
         ev.add_export(j, "json");
@@ -256,32 +262,8 @@ pub fn collect(run: &Run) -> Evidence {
     } else if let Some(c) = &run.server_csv {
         ev.add_export(c, "csv");
     }
-    add_scrapes(&mut ev, &run.scrapes);
-    // A labelled Prometheus counter is created on its first increment: a scrape of the
-    // endpoint that does not carry the series yet saw it at 0.
-    let mut scrape_times: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
-    for scrape in &run.scrapes {
-        if let Some(t) = scrape.timestamp_ns {
-            scrape_times
-                .entry(&scrape.endpoint_url)
-                .or_default()
-                .push(t);
-        }
-    }
-    for times in scrape_times.values_mut() {
-        times.sort_unstable();
-        times.dedup();
-    }
-    for (key, e) in ev.series.iter_mut() {
-        let Some(first) = e.samples.iter().map(|s| s.0).min() else {
-            continue;
-        };
-        e.first_sample_ns = Some(first);
-        if let Some(ts) = scrape_times.get(key.endpoint_url.as_str()) {
-            e.samples
-                .extend(ts.iter().take_while(|t| **t < first).map(|t| (*t, 0.0)));
-        }
-    }
+    fold_run_scrapes(&mut fold, run);
+    fold.into_evidence(&mut ev);
     for (key, e) in &ev.series {
         if let Some(s) = e.slices.iter().find(|s| s.total > 0.0) {
             let slot = ev
@@ -291,21 +273,6 @@ pub fn collect(run: &Run) -> Evidence {
             *slot = (*slot).min(s.end_ns);
         }
     }
-    for e in ev.series.values_mut() {
-        dedup_samples(e);
-    }
-    let timed: BTreeSet<&String> = run
-        .scrapes
-        .iter()
-        .filter(|s| s.timestamp_ns.is_some())
-        .map(|s| &s.endpoint_url)
-        .collect();
-    ev.untimed_endpoints = run
-        .scrapes
-        .iter()
-        .filter(|s| s.timestamp_ns.is_none() && !timed.contains(&s.endpoint_url))
-        .map(|s| s.endpoint_url.clone())
-        .collect();
     let named: Vec<String> = ev
         .families
         .keys()
@@ -316,8 +283,26 @@ pub fn collect(run: &Run) -> Evidence {
     ev
 }
 
+/// Fold the run's scrapes (sorted by endpoint, then time, then file) with their files.
+fn fold_run_scrapes(fold: &mut ScrapeFold, run: &Run) {
+    let mut sources: BTreeMap<&str, u32> = BTreeMap::new();
+    for (n, scrape) in run.scrapes.iter().enumerate() {
+        let file = run.scrape_files.get(n).map_or("", String::as_str);
+        let source = match sources.get(file) {
+            Some(s) => *s,
+            None => {
+                let s = fold.source(file);
+                sources.insert(file, s);
+                s
+            }
+        };
+        fold.take(source, n as u64, scrape, &scrape.table);
+    }
+}
+
 /// What the evidence itself says about how it was read: exports' repeated families merged
-/// (`duplicate_family_merged`) and endpoints seen only in untimed captures (`untimed_capture`).
+/// (`duplicate_family_merged`), samples thinned to fit the memory budget
+/// (`evidence_coarsened`) and endpoints seen only in untimed captures (`untimed_capture`).
 pub fn notes(ev: &Evidence, reasons: &mut Vec<Reason>) {
     if !ev.merged_duplicates.is_empty() {
         reasons.push(Reason::new(
@@ -328,6 +313,12 @@ pub fn notes(ev: &Evidence, reasons: &mut Vec<Reason>) {
             ),
         ));
     }
+    if ev.coarsened {
+        reasons.push(Reason::new(
+            ReasonCode::EvidenceCoarsened,
+            "raw samples were thinned, or counter timeslices dropped, to fit the memory budget: every bound still contains the truth, but may be wider than the full evidence gives",
+        ));
+    }
     for url in &ev.untimed_endpoints {
         reasons.push(
             Reason::new(
@@ -336,167 +327,5 @@ pub fn notes(ev: &Evidence, reasons: &mut Vec<Reason>) {
             )
             .at(url.clone()),
         );
-    }
-}
-
-/// Sort a series' samples by time. The same instant twice with the same value is one sample
-/// (a re-scrape); with different values the samples contradict each other, and the order of
-/// lines must not decide which holds: the series is flagged and keeps the smaller value.
-fn dedup_samples(e: &mut SeriesEvidence) {
-    e.samples
-        .sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let mut dedup: Vec<(u64, f64)> = Vec::with_capacity(e.samples.len());
-    for s in e.samples.drain(..) {
-        match dedup.last() {
-            Some(last) if last.0 == s.0 => {
-                if last.1.to_bits() != s.1.to_bits() && !(last.1.is_nan() && s.1.is_nan()) {
-                    e.sample_conflict = true;
-                }
-            }
-            _ => dedup.push(s),
-        }
-    }
-    e.samples = dedup;
-}
-
-/// What the raw samples of one series say (a series of one file's table on one endpoint):
-/// gathered sample by sample, keyed by labels once at the end.
-#[derive(Default)]
-struct SeriesIntake {
-    /// Counter and untyped values (epoch ns, value).
-    samples: Vec<(u64, f64)>,
-    /// A gauge's first value and its largest.
-    gauge: Option<(f64, f64)>,
-    /// The last histogram (count, sum), with the index of its scrape.
-    histogram: Option<(usize, Option<f64>, Option<f64>)>,
-}
-
-/// Where one intake belongs: its scrape's table, endpoint and series.
-struct IntakeOf<'r> {
-    scrape: &'r Scrape,
-    series: u32,
-}
-
-/// What has been seen of one file's table on one endpoint: intakes by series, families
-/// noted (both indexed by the table's own indices).
-#[derive(Default)]
-struct Seen {
-    intakes: Vec<Option<usize>>,
-    families: Vec<bool>,
-}
-
-/// Take in the raw scrapes. A series repeats in every scrape, so its key (endpoint, family,
-/// labels) is built once per series of each file, not per sample; families and label sets
-/// are noted on first sight (noting them again changes nothing).
-fn add_scrapes(ev: &mut Evidence, scrapes: &[Scrape]) {
-    // (table, endpoint) → what has been seen of it.
-    let mut seen: HashMap<(usize, &str), Seen> = HashMap::new();
-    let mut intakes: Vec<(IntakeOf<'_>, SeriesIntake)> = Vec::new();
-    for (n, scrape) in scrapes.iter().enumerate() {
-        let url = scrape.endpoint_url.as_str();
-        if !ev.endpoints.contains(url) {
-            ev.endpoints.insert(url.to_string());
-        }
-        let table = std::sync::Arc::as_ptr(&scrape.table) as usize;
-        let seen = seen.entry((table, url)).or_insert_with(|| Seen {
-            intakes: vec![None; scrape.table.series.len()],
-            families: vec![false; scrape.table.families.len()],
-        });
-        for (group, fam) in scrape.groups.iter().zip(scrape.families()) {
-            if let Some(noted) = seen.families.get_mut(group.family as usize) {
-                if !*noted {
-                    *noted = true;
-                    ev.note_family(url, fam.name, fam.metric_type);
-                }
-            }
-            for sample in fam.samples.iter() {
-                let Some(slot) = seen.intakes.get_mut(sample.series as usize) else {
-                    continue;
-                };
-                let at = *slot.get_or_insert_with(|| {
-                    let labels = ev.intern(sample.labels);
-                    ev.note_labels(url, &labels);
-                    intakes.push((
-                        IntakeOf {
-                            scrape,
-                            series: sample.series,
-                        },
-                        SeriesIntake::default(),
-                    ));
-                    intakes.len() - 1
-                });
-                let Some(t) = scrape.timestamp_ns else {
-                    // An untimed capture shows which families and label sets exist (roles,
-                    // engine), not when values held: it bounds nothing.
-                    continue;
-                };
-                let Some((_, intake)) = intakes.get_mut(at) else {
-                    continue;
-                };
-                match sample.value {
-                    SampleValue::Scalar { value } if fam.name == PROCESS_START => {
-                        match ev.process_start_samples.get_mut(url) {
-                            Some(v) => v.push((t, *value)),
-                            None => {
-                                ev.process_start_samples
-                                    .insert(url.to_string(), vec![(t, *value)]);
-                            }
-                        }
-                    }
-                    SampleValue::Scalar { value } => {
-                        if fam.metric_type == Some(MetricType::Gauge) {
-                            let g = intake.gauge.get_or_insert((*value, *value));
-                            g.1 = g.1.max(*value);
-                        } else {
-                            intake.samples.push((t, *value));
-                        }
-                    }
-                    SampleValue::Histogram(h) => {
-                        intake.histogram = Some((n, h.count, h.sum));
-                    }
-                }
-            }
-        }
-    }
-    key_intakes(ev, intakes);
-}
-
-/// Key each series' intake by (endpoint, family spelling, labels) and merge it into the
-/// evidence, in order of first sight (a gauge keeps the first value seen, a histogram the
-/// last scrape's).
-fn key_intakes(ev: &mut Evidence, intakes: Vec<(IntakeOf<'_>, SeriesIntake)>) {
-    let mut last_histogram: BTreeMap<SeriesKey, usize> = BTreeMap::new();
-    for (of, intake) in intakes {
-        let table = &of.scrape.table;
-        let Some(series) = table.series.get(of.series as usize) else {
-            continue;
-        };
-        let Some(family) = table.families.get(series.family as usize) else {
-            continue;
-        };
-        let key = SeriesKey {
-            endpoint_url: of.scrape.endpoint_url.clone(),
-            spelling: family.name.clone(),
-            labels: ev.intern(&series.labels),
-        };
-        if let Some((first, max)) = intake.gauge {
-            let g = ev.gauges.entry(key.clone()).or_insert((None, None));
-            g.1 = Some(g.1.map_or(max, |m: f64| m.max(max)));
-            g.0 = g.0.or(Some(first));
-        }
-        if let Some((n, count, sum)) = intake.histogram {
-            let later = last_histogram.get(&key).is_none_or(|m| *m < n);
-            if later {
-                last_histogram.insert(key.clone(), n);
-                ev.histograms.insert(key.clone(), (count, sum));
-            }
-        }
-        if !intake.samples.is_empty() {
-            ev.series
-                .entry(key)
-                .or_default()
-                .samples
-                .extend(intake.samples);
-        }
     }
 }

@@ -403,17 +403,18 @@ impl Candidates {
 /// the (r2) soundness rules: disjoint evidence keeps the hull, a reset leaves hi unbounded,
 /// no window bounds nothing).
 pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounded {
+    let samples = ev.samples.to_vec();
     let non_finite = ev.stats_total.is_some_and(|t| !finite_nonneg(t))
         || ev.csv_total.is_some_and(|t| !finite_nonneg(t))
         || ev.slices.iter().any(|s| !finite_nonneg(s.total))
-        || ev.samples.iter().any(|s| !finite_nonneg(s.1));
+        || samples.iter().any(|s| !finite_nonneg(s.1));
     let telemetry = ev.stats_total.filter(|t| finite_nonneg(*t)).unwrap_or(0.0);
     let csv_disagrees = match (ev.stats_total, ev.csv_total) {
         (Some(j), Some(c)) => (j - c).abs() > 1e-4 + 1e-9 * j.abs().max(c.abs()),
         _ => false,
     };
-    let slices_disagree = slices_contradict_samples(ev, &ev.slices)
-        || slices_contradict_samples(ev, &ev.warmup_slices);
+    let slices_disagree = slices_contradict_samples(ev, &samples, &ev.slices)
+        || slices_contradict_samples(ev, &samples, &ev.warmup_slices);
     let mut result = Bounded {
         interval: Interval::unbounded(telemetry),
         method: Method::Unbounded,
@@ -456,12 +457,8 @@ pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounde
             result.reset |= reset;
         }
     }
-    let finite_samples: Vec<(u64, f64)> = ev
-        .samples
-        .iter()
-        .copied()
-        .filter(|s| finite_nonneg(s.1))
-        .collect();
+    let mut finite_samples = samples;
+    finite_samples.retain(|s| finite_nonneg(s.1));
     // Samples that contradict each other at one instant bound nothing.
     if !ev.sample_conflict {
         if let Some((iv, reset)) = from_samples(&finite_samples, w) {
@@ -493,21 +490,54 @@ pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounde
 /// is the last sample at or before it, and the slice is the clamped difference. Where both
 /// boundaries have a sample of the series (not a lazily created series' implied 0), a slice
 /// that differs from the samples' difference means the export and the scrapes disagree.
-fn slices_contradict_samples(ev: &SeriesEvidence, slices: &[Slice]) -> bool {
+///
+/// Thinned samples ([`SeriesEvidence::coarsened`]) give the value at a boundary as a range:
+/// between two kept samples nothing dropped decreased, so the last sample at or before it lay
+/// between them; a slice contradicts them only outside the difference of the ranges.
+fn slices_contradict_samples(
+    ev: &SeriesEvidence,
+    samples: &[(u64, f64)],
+    slices: &[Slice],
+) -> bool {
     let Some(first) = ev.first_sample_ns else {
         return false;
     };
     if ev.sample_conflict {
         return false;
     }
-    let samples = &ev.samples;
-    let at = |t: u64| {
+    let last_at = |t: u64| {
         let n = samples.partition_point(|s| s.0 <= t);
         n.checked_sub(1)
             .and_then(|i| samples.get(i))
             .filter(|s| s.0 >= first)
-            .map(|s| s.1)
+            .map(|s| (s, samples.get(n)))
     };
+    if ev.coarsened {
+        let range = |t: u64| {
+            let (prev, next) = last_at(t)?;
+            let hi = match next {
+                Some(n) if prev.0 != t && n.1.is_finite() && n.1 >= prev.1 => n.1,
+                _ => prev.1,
+            };
+            Some((prev.1, hi))
+        };
+        return slices
+            .iter()
+            .any(|s| match (range(s.start_ns), range(s.end_ns)) {
+                (Some(a), Some(b))
+                    if a.0.is_finite()
+                        && a.1.is_finite()
+                        && b.0.is_finite()
+                        && s.total.is_finite() =>
+                {
+                    let (lo, hi) = ((b.0 - a.1).max(0.0), (b.1 - a.0).max(0.0));
+                    let tol = 1e-6 * hi.abs().max(s.total.abs()).max(1.0);
+                    s.total < lo - tol || s.total > hi + tol
+                }
+                _ => false,
+            });
+    }
+    let at = |t: u64| last_at(t).map(|(s, _)| s.1);
     slices.iter().any(|s| match (at(s.start_ns), at(s.end_ns)) {
         (Some(a), Some(b)) if a.is_finite() && b.is_finite() && s.total.is_finite() => {
             let expected = (b - a).max(0.0);
@@ -574,7 +604,8 @@ mod tests {
                 (11 * S, 150.0),
                 (19 * S, 950.0),
                 (21 * S, 1000.0),
-            ],
+            ]
+            .into(),
             ..Default::default()
         };
         let b = bound(&ev, &at(W, None), &Policy::default());
@@ -586,7 +617,7 @@ mod tests {
     #[test]
     fn raw_samples_reset_and_unbounded_end() {
         let ev = SeriesEvidence {
-            samples: vec![(9 * S, 100.0), (12 * S, 50.0), (19 * S, 60.0)],
+            samples: vec![(9 * S, 100.0), (12 * S, 50.0), (19 * S, 60.0)].into(),
             ..Default::default()
         };
         let b = bound(&ev, &at(W, None), &Policy::default());

@@ -26,6 +26,7 @@
 pub mod diagnostics;
 pub mod endpoints;
 pub mod evidence;
+pub mod fold;
 pub mod interval;
 pub mod lookup;
 pub mod output;
@@ -119,13 +120,29 @@ fn tier_context(run: &Run) -> TierContext {
 
 /// Account one run under a policy: the stages in contract order.
 pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
-    account(run, policy, false).0
+    account(run, fold::Folded::default(), policy, false).0
+}
+
+/// [`account_run`] of a run whose scrape JSONL was folded while it was read
+/// (`RunReader::with_fold`, `RunReader::finish_folded`): the same result as the run read
+/// whole, unless the fold was thinned to fit memory (then `evidence_coarsened` says so).
+pub fn account_run_folded(run: &Run, folded: fold::Folded, policy: &Policy) -> Accounting {
+    account(run, folded, policy, false).0
 }
 
 /// `account_run`, and what the visualizer shows beside it: the files read and ignored, and
 /// the canonical counters over time.
 pub fn account_run_detailed(run: &Run, policy: &Policy) -> (Accounting, timeline::RunDetail) {
-    let (accounting, timeline) = account(run, policy, true);
+    account_run_detailed_folded(run, fold::Folded::default(), policy)
+}
+
+/// [`account_run_detailed`] of a run folded while read (see [`account_run_folded`]).
+pub fn account_run_detailed_folded(
+    run: &Run,
+    folded: fold::Folded,
+    policy: &Policy,
+) -> (Accounting, timeline::RunDetail) {
+    let (accounting, timeline) = account(run, folded, policy, true);
     let detail = timeline::RunDetail {
         files: timeline::files_of(run),
         ignored: run.ignored.clone(),
@@ -137,19 +154,23 @@ pub fn account_run_detailed(run: &Run, policy: &Policy) -> (Accounting, timeline
 /// The pipeline; the timeline is built only when asked for (it does not feed the result).
 fn account(
     run: &Run,
+    folded: fold::Folded,
     policy: &Policy,
     with_timeline: bool,
 ) -> (Accounting, Option<timeline::Timeline>) {
     let mut reasons: Vec<Reason> = Vec::new();
     let launch = run.launch.as_ref();
-    let ev = evidence::collect(run);
+    let records = folded
+        .records
+        .or_else(|| run.profile.as_ref().map(request_scope::RecordFold::of));
+    let ev = evidence::collect_with(run, folded.scrapes);
     let eps = endpoints::detect(&ev, launch);
     let decisions = roles::assign(&eps.facts, launch, &mut reasons);
     let dep = roles::Deployment::new(decisions, &eps.engines);
     let missing = presence::check(&ev, &eps.engines, &dep, launch, &mut reasons);
     evidence::notes(&ev, &mut reasons);
-    let window = window::profiling_window(run, &mut reasons);
-    window::check_records(run, &window, &mut reasons);
+    let window = window::profiling_window(run, records.as_ref(), &mut reasons);
+    window::check_records(records.as_ref(), &window, &mut reasons);
     let ctx = Ctx {
         ev: &ev,
         window: window.window,
@@ -180,7 +201,9 @@ fn account(
         policy.max_rate_width,
         &mut reasons,
     );
-    let client = run.profile.as_ref().map(request_scope::client_scope);
+    let client = records
+        .as_ref()
+        .map(request_scope::RecordFold::client_scope);
     let counts_admissions = dep
         .priced
         .iter()

@@ -27,12 +27,16 @@ pub struct EndpointCounters {
     pub gaps: u32,
     /// The intervals are hulls of contradicting evidence (`SeriesContext::distrust`).
     pub hulls: bool,
+    /// The run's raw samples were thinned (`evidence_coarsened`): each series kept its own
+    /// samples, so the counters' unobserved mass no longer lies in the same stretches of time.
+    pub thinned: bool,
 }
 
 impl EndpointCounters {
     /// The `n ≤ d` rate argument needs every priced counter bounded by one kind of evidence
     /// with no grid gaps (contract section 4, (r2)), and intervals that are not hulls of
-    /// contradicting evidence (their unknown mass lies anywhere).
+    /// contradicting evidence (their unknown mass lies anywhere) nor drawn from samples
+    /// thinned series by series.
     pub fn aligned(&self) -> bool {
         let methods: BTreeSet<u8> = crate::sort::set_of(
             self.counters
@@ -40,7 +44,7 @@ impl EndpointCounters {
                 .filter(|(c, _)| c.is_priced())
                 .map(|(_, (_, m))| m.rank()),
         );
-        !self.hulls && self.gaps == 0 && methods.len() <= 1
+        !self.hulls && !self.thinned && self.gaps == 0 && methods.len() <= 1
     }
 }
 
@@ -209,6 +213,7 @@ fn endpoint_counters(
 ) -> EndpointCounters {
     let mut out = EndpointCounters {
         hulls: ctx.distrust,
+        thinned: ctx.ev.coarsened,
         ..EndpointCounters::default()
     };
     for (counter, by_family) in map_series(ctx, endpoint, engine) {

@@ -2,10 +2,11 @@
 //! requests? From the per-request export, profiling phase only (records without a phase are
 //! profiling, as InferenceX treats them; warmup errors never count against the window).
 
+use super::fold::SampleBuf;
 use super::interval::Interval;
 use super::output::{Bounds, RequestScope};
 use super::verdict::{Reason, ReasonCode};
-use crate::model::{Phase, ProfileExport};
+use crate::model::{Phase, ProfileExport, RequestRecord};
 
 /// What the client saw in the profiling phase.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -22,11 +23,42 @@ pub struct ClientScope {
     pub successful: u64,
 }
 
-pub fn client_scope(p: &ProfileExport) -> ClientScope {
-    let mut c = ClientScope::default();
-    let mut prompt: Option<u64> = Some(0);
-    let mut output: Option<u64> = Some(0);
-    for r in &p.records {
+/// What accounting reads of the per-request records, folded record by record (the streaming
+/// API folds `profile_export.jsonl` as it is read and keeps no record): the client's scope,
+/// the profiling records' first start and last end (the window when the export states none),
+/// and the starts and ends of the profiling records not cancelled (compact: the window they
+/// are compared with may come later).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecordFold {
+    client: ClientScope,
+    prompt: Option<u64>,
+    output: Option<u64>,
+    first_start: Option<u64>,
+    last_end: Option<u64>,
+    starts: SampleBuf,
+    ends: SampleBuf,
+}
+
+impl RecordFold {
+    pub fn new() -> Self {
+        RecordFold {
+            prompt: Some(0),
+            output: Some(0),
+            ..RecordFold::default()
+        }
+    }
+
+    /// The fold of every record of an export.
+    pub fn of(p: &ProfileExport) -> Self {
+        let mut f = RecordFold::new();
+        for r in &p.records {
+            f.take(r);
+        }
+        f
+    }
+
+    pub fn take(&mut self, r: &RequestRecord) {
+        let c = &mut self.client;
         match r.phase {
             Some(Phase::Warmup) => {
                 if r.error.is_some() {
@@ -44,21 +76,51 @@ pub fn client_scope(p: &ProfileExport) -> ClientScope {
                 if r.error.is_none() && !r.was_cancelled {
                     c.successful += 1;
                     let tokens = r.usage_prompt_tokens.or(r.input_sequence_length);
-                    prompt = match (prompt, tokens) {
+                    self.prompt = match (self.prompt, tokens) {
                         (Some(a), Some(b)) => a.checked_add(b),
                         _ => None,
                     };
-                    output = match (output, r.output_sequence_length) {
+                    self.output = match (self.output, r.output_sequence_length) {
                         (Some(a), Some(b)) => a.checked_add(b),
                         _ => None,
                     };
                 }
+                if let Some(s) = r.request_start_ns {
+                    self.first_start = Some(self.first_start.map_or(s, |f| f.min(s)));
+                    if !r.was_cancelled {
+                        self.starts.push(s, 0.0);
+                    }
+                }
+                if let Some(e) = r.request_end_ns {
+                    self.last_end = Some(self.last_end.map_or(e, |l| l.max(e)));
+                    if !r.was_cancelled {
+                        self.ends.push(e, 0.0);
+                    }
+                }
             }
         }
     }
-    c.prompt_tokens = prompt;
-    c.output_tokens = output;
-    c
+
+    /// What the client saw in the profiling phase.
+    pub fn client_scope(&self) -> ClientScope {
+        ClientScope {
+            prompt_tokens: self.prompt,
+            output_tokens: self.output,
+            ..self.client.clone()
+        }
+    }
+
+    /// The first start and last end of the profiling records, when both are known.
+    pub fn span(&self) -> Option<(u64, u64)> {
+        Some((self.first_start?, self.last_end?))
+    }
+
+    /// Profiling records not cancelled that start before `start`, and that end after `end`.
+    pub fn outside(&self, start: u64, end: u64) -> (usize, usize) {
+        let early = self.starts.iter().filter(|s| s.0 < start).count();
+        let late = self.ends.iter().filter(|e| e.0 > end).count();
+        (early, late)
+    }
 }
 
 /// Check conservation and build the verdict's `request_scope` block.

@@ -164,7 +164,7 @@ fn sum_slices(series: &[&SeriesEvidence], warmup: bool) -> Vec<Slice> {
 fn sum_samples(series: &[&SeriesEvidence]) -> Vec<(u64, f64)> {
     let mut out: Vec<(u64, f64)> = Vec::new();
     for s in series {
-        for &(t, v) in &s.samples {
+        for (t, v) in s.samples.iter() {
             match out.binary_search_by(|o| o.0.cmp(&t)) {
                 Ok(i) => out[i].1 += v,
                 Err(i) => out.insert(i, (t, v)),
@@ -333,7 +333,7 @@ fn origin_of(ctx: &Ctx<'_>, warmup: Option<Window>) -> Option<u64> {
             .into_iter()
             .chain(s.slices.first())
             .map(|x| x.start_ns);
-        first_slice.chain(s.samples.first().map(|x| x.0))
+        first_slice.chain(s.samples.iter().next().map(|x| x.0))
     });
     series
         .chain(ctx.window.map(|w| w.start_ns))

@@ -189,10 +189,17 @@ pub enum ReasonCode {
     /// A Prometheus capture without a time contributed its labels (roles, engine) and its
     /// values as telemetry only: it bounds nothing.
     UntimedCapture,
+    /// Raw samples were thinned to fit the streaming API's memory budget (kept are the first
+    /// and last sample of each series, both samples of every decrease and every odd value),
+    /// or past the budget still the export's counter timeslices were dropped, so
+    /// every interval still contains the truth, only wider (a slice is compared with the
+    /// samples around its bounds as a range; rates do not use the aligned `n ≤ d` bound).
+    /// Never on the whole-buffer path.
+    EvidenceCoarsened,
 }
 
 impl ReasonCode {
-    pub const ALL: [ReasonCode; 44] = [
+    pub const ALL: [ReasonCode; 45] = [
         ReasonCode::NoEngineMetrics,
         ReasonCode::UnsupportedEngine,
         ReasonCode::RoleUnresolved,
@@ -237,6 +244,7 @@ impl ReasonCode {
         ReasonCode::ScopeDifference,
         ReasonCode::DuplicateFamilyMerged,
         ReasonCode::UntimedCapture,
+        ReasonCode::EvidenceCoarsened,
     ];
 
     /// The status this code fails, or `None` for an informational code.
@@ -275,7 +283,8 @@ impl ReasonCode {
             | PrefixCachingDisabled
             | ScopeDifference
             | DuplicateFamilyMerged
-            | UntimedCapture => None,
+            | UntimedCapture
+            | EvidenceCoarsened => None,
         }
     }
 
@@ -326,6 +335,7 @@ impl ReasonCode {
             ScopeDifference => "scope_difference",
             DuplicateFamilyMerged => "duplicate_family_merged",
             UntimedCapture => "untimed_capture",
+            EvidenceCoarsened => "evidence_coarsened",
         }
     }
 }

@@ -5,8 +5,8 @@
 
 use super::interval::Window;
 use super::output::WindowSource;
+use super::request_scope::RecordFold;
 use super::verdict::{Reason, ReasonCode};
-use crate::model::Phase;
 use crate::read::Run;
 
 /// The window and where it came from.
@@ -16,11 +16,16 @@ pub struct ProfilingWindow {
     pub source: WindowSource,
 }
 
-/// Find the profiling window; `window_missing` when there is none.
-pub fn profiling_window(run: &Run, reasons: &mut Vec<Reason>) -> ProfilingWindow {
+/// Find the profiling window; `window_missing` when there is none. `records`: the fold of
+/// the run's per-request records.
+pub fn profiling_window(
+    run: &Run,
+    records: Option<&RecordFold>,
+    reasons: &mut Vec<Reason>,
+) -> ProfilingWindow {
     let found = from_phase_ranges(run)
         .map(|w| (w, WindowSource::PhaseTimeRanges))
-        .or_else(|| from_records(run).map(|w| (w, WindowSource::ProfileRecords)));
+        .or_else(|| from_records(records?).map(|w| (w, WindowSource::ProfileRecords)));
     match found {
         Some((w, source)) => ProfilingWindow {
             window: Some(w),
@@ -52,15 +57,9 @@ fn from_phase_ranges(run: &Run) -> Option<Window> {
     })
 }
 
-fn is_profiling(phase: Option<Phase>) -> bool {
-    matches!(phase, Some(Phase::Profiling) | None)
-}
-
-fn from_records(run: &Run) -> Option<Window> {
-    let records = &run.profile.as_ref()?.records;
-    let profiling = records.iter().filter(|r| is_profiling(r.phase));
-    let start = profiling.clone().filter_map(|r| r.request_start_ns).min()?;
-    let end = profiling.filter_map(|r| r.request_end_ns).max()?;
+/// The profiling records' first start and last end.
+fn from_records(records: &RecordFold) -> Option<Window> {
+    let (start, end) = records.span()?;
     (start <= end).then_some(Window {
         start_ns: start,
         end_ns: end,
@@ -70,24 +69,14 @@ fn from_records(run: &Run) -> Option<Window> {
 /// Profiling records (not cancelled) that start before or end after a window stated by the
 /// server export: the counters were bounded over a window that does not hold every request
 /// the client counted (`records_outside_window`).
-pub fn check_records(run: &Run, w: &ProfilingWindow, reasons: &mut Vec<Reason>) {
+pub fn check_records(records: Option<&RecordFold>, w: &ProfilingWindow, reasons: &mut Vec<Reason>) {
     let (Some(win), WindowSource::PhaseTimeRanges) = (w.window, w.source) else {
         return;
     };
-    let Some(profile) = &run.profile else {
+    let Some(records) = records else {
         return;
     };
-    let profiling = profile
-        .records
-        .iter()
-        .filter(|r| is_profiling(r.phase) && !r.was_cancelled);
-    let early = profiling
-        .clone()
-        .filter(|r| r.request_start_ns.is_some_and(|s| s < win.start_ns))
-        .count();
-    let late = profiling
-        .filter(|r| r.request_end_ns.is_some_and(|e| e > win.end_ns))
-        .count();
+    let (early, late) = records.outside(win.start_ns, win.end_ns);
     if early + late > 0 {
         reasons.push(Reason::new(
             ReasonCode::RecordsOutsideWindow,

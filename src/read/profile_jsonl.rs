@@ -398,6 +398,23 @@ impl ProfileJsonlReader {
     }
 }
 
+impl ProfileJsonlReader {
+    /// The records read so far, taken out (for a caller that folds them as they come instead
+    /// of keeping them; [`PushReader::finish`] then gives the era and the records not taken).
+    pub fn drain(&mut self) -> Vec<RequestRecord> {
+        std::mem::take(&mut self.records)
+    }
+
+    /// Read the file's last line if it did not end in `\n` (then [`ProfileJsonlReader::drain`]
+    /// it); [`PushReader::finish`] after this reads nothing more.
+    pub fn end_lines(&mut self) -> Result<(), ReadError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        let r = lines.finish(|line, n| self.take(line, n, false));
+        self.lines = lines;
+        r
+    }
+}
+
 impl PushReader for ProfileJsonlReader {
     type Output = ProfileExport;
 

@@ -10,9 +10,11 @@ use super::push::{self, Gather, PushReader};
 use super::scrape_jsonl::ScrapeJsonlReader;
 use super::server_csv::ServerCsvReader;
 use super::server_json::{ExportReader, Refusal};
+use crate::account::fold::Folded;
+use crate::account::request_scope::RecordFold;
 use crate::error::{ErrorCode, Position, ReadError};
 use crate::model::{
-    LaunchFacts, MetricType, ProfileExport, RunSummary, Scrape, ServerMetricsExport,
+    LaunchFacts, MetricType, ProfileExport, RunSummary, Scrape, ServerMetricsExport, UntypedLarge,
 };
 use crate::read::count;
 use crate::read::locate::locate_bytes;
@@ -236,12 +238,24 @@ fn place_late_refusal(f: &InputFile<'_>, r: Refusal) -> ReadError {
 /// canonical name). The first in file order is reported.
 fn refuse_typed_counters(
     scrapes: &[(Scrape, String, usize)],
+    folded: &[(String, Vec<UntypedLarge>)],
     server_json: &Option<(String, ServerMetricsExport)>,
     server_csv: &Option<(String, ServerMetricsExport)>,
 ) -> Result<(), ReadError> {
-    if scrapes.iter().all(|(s, _, _)| s.untyped_large.is_empty()) {
+    // Files in name order (stable: a file's values stay in file order).
+    let mut larges: Vec<(&str, &UntypedLarge)> = scrapes
+        .iter()
+        .flat_map(|(s, file, _)| s.untyped_large.iter().map(move |l| (file.as_str(), l)))
+        .chain(
+            folded
+                .iter()
+                .flat_map(|(file, ls)| ls.iter().map(move |l| (file.as_str(), l))),
+        )
+        .collect();
+    if larges.is_empty() {
         return Ok(());
     }
+    crate::sort::sort_by(&mut larges, |a, b| a.0.cmp(b.0));
     let mut counters: BTreeSet<String> = BTreeSet::new();
     for (_, export) in server_json.iter().chain(server_csv) {
         for (_, fam) in export.families() {
@@ -257,19 +271,17 @@ fn refuse_typed_counters(
             }
         }
     }
-    for (s, file, _) in scrapes {
-        for large in &s.untyped_large {
-            if counters.contains(&canonical_family(&large.family)) {
-                return Err(count::refuse(
-                    file,
-                    large.position.clone(),
-                    &format!(
-                        "counter value of `{}` (a counter in another export of the run)",
-                        large.family
-                    ),
-                    &large.value,
-                ));
-            }
+    for (file, large) in larges {
+        if counters.contains(&canonical_family(&large.family)) {
+            return Err(count::refuse(
+                file,
+                large.position.clone(),
+                &format!(
+                    "counter value of `{}` (a counter in another export of the run)",
+                    large.family
+                ),
+                &large.value,
+            ));
         }
     }
     Ok(())
@@ -290,12 +302,133 @@ enum Output {
     Summary(RunSummary),
     Launch(LaunchFacts),
     Manifest(Vec<(String, CaptureMeta)>),
+    /// A scrape JSONL folded as it was read ([`RunReader::with_fold`]): its scrapes are in the
+    /// fold; kept here are its large untyped values, in file order.
+    Folded(Vec<UntypedLarge>),
 }
 
 /// The reader of one file inside [`RunReader`]: the [`PushReader`] of its format.
 trait FileRead {
     fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal>;
     fn finish(self: Box<Self>) -> Result<Output, Refusal>;
+
+    /// Give memory back by dropping counter timeslices read so far ([`shed_slices`]); whether
+    /// any were dropped.
+    fn shed(&mut self) -> bool {
+        false
+    }
+
+    /// Fold what has been read so far into `fold`, when the reader folds ([`FoldingJsonl`],
+    /// [`FoldingProfile`]); `at_end`: the file has ended, read its last line first.
+    fn drain(
+        &mut self,
+        _at_end: bool,
+        _fold: &mut Folded,
+        _cursor: &mut FoldCursor<'_>,
+    ) -> Result<(), Refusal> {
+        Ok(())
+    }
+}
+
+/// The last resort of a streaming read out of memory: drop the profiling and warmup timeslices
+/// of counter series (24 B each, kept whole by the export's reader). Sound: a series without
+/// slices is bounded by its other evidence (raw samples, else nothing), only more widely; a
+/// series with a total that is not a finite non-negative number keeps its slices (they say
+/// so). Whether any were dropped.
+fn shed_slices<'s>(series: impl Iterator<Item = &'s mut crate::model::Series>) -> bool {
+    let mut dropped = false;
+    for s in series {
+        let ok = s
+            .counter_slices
+            .iter()
+            .all(|c| c.total.is_finite() && c.total >= 0.0);
+        if ok && !s.counter_slices.is_empty() {
+            s.counter_slices = std::sync::Arc::from(Vec::new());
+            dropped = true;
+        }
+    }
+    dropped
+}
+
+/// Where a file's scrapes go in the fold: the file's name, and once its first scrape came,
+/// its source index and the scrapes folded so far.
+struct FoldCursor<'a> {
+    name: &'a str,
+    source: &'a mut Option<(u32, u64)>,
+}
+
+/// A `profile_export.jsonl` whose records are folded as they are read
+/// ([`RecordFold`]: what accounting reads of them) instead of kept.
+struct FoldingProfile(ProfileJsonlReader);
+
+impl FileRead for FoldingProfile {
+    fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
+        self.0.push(chunk).map_err(Refusal::from)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Output, Refusal> {
+        self.0.finish().map(Output::Profile).map_err(Refusal::from)
+    }
+
+    fn drain(
+        &mut self,
+        at_end: bool,
+        fold: &mut Folded,
+        _cursor: &mut FoldCursor<'_>,
+    ) -> Result<(), Refusal> {
+        if at_end {
+            self.0.end_lines().map_err(Refusal::from)?;
+        }
+        let records = fold.records.get_or_insert_with(RecordFold::new);
+        for r in self.0.drain() {
+            records.take(&r);
+        }
+        Ok(())
+    }
+}
+
+/// A scrape JSONL whose scrapes are handed on as they are read instead of kept: the
+/// streaming API folds them into per-series evidence at once (see [`RunReader::with_fold`]).
+struct FoldingJsonl {
+    reader: ScrapeJsonlReader,
+    untyped_large: Vec<UntypedLarge>,
+}
+
+impl FileRead for FoldingJsonl {
+    fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
+        self.reader.push(chunk).map_err(Refusal::from)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Output, Refusal> {
+        let FoldingJsonl {
+            reader,
+            untyped_large,
+        } = *self;
+        reader.finish().map_err(Refusal::from)?;
+        Ok(Output::Folded(untyped_large))
+    }
+
+    fn drain(
+        &mut self,
+        at_end: bool,
+        fold: &mut Folded,
+        cursor: &mut FoldCursor<'_>,
+    ) -> Result<(), Refusal> {
+        if at_end {
+            self.reader.end_lines().map_err(Refusal::from)?;
+        }
+        let (scrapes, table) = self.reader.drain();
+        for mut scrape in scrapes {
+            let fold = &mut fold.scrapes;
+            let (source, seq) = cursor
+                .source
+                .get_or_insert_with(|| (fold.source(cursor.name), 0));
+            fold.take(*source, *seq, &scrape, table);
+            *seq += 1;
+            self.untyped_large.append(&mut scrape.untyped_large);
+        }
+        Ok(())
+    }
 }
 
 /// The server-metrics JSON export keeps, with an error, the JSON path of a count refused after
@@ -303,6 +436,10 @@ trait FileRead {
 impl FileRead for ExportReader {
     fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
         PushReader::push(self, chunk).map_err(|e| self.refusal(e))
+    }
+
+    fn shed(&mut self) -> bool {
+        shed_slices(self.series_read_mut())
     }
 
     fn finish(self: Box<Self>) -> Result<Output, Refusal> {
@@ -370,9 +507,21 @@ fn read_manifest(name: &str, bytes: &[u8]) -> Result<Vec<(String, CaptureMeta)>,
 
 /// The reader of a file of `kind`. Each format's reader is one line: today's whole-file
 /// readers ([`whole`]) are swapped for streaming ones ([`streamed`]) as they land.
-fn reader_for(kind: ArtifactKind, name: &str, filter: &FamilyFilter) -> Option<Box<dyn FileRead>> {
+fn reader_for(
+    kind: ArtifactKind,
+    name: &str,
+    filter: &FamilyFilter,
+    fold: bool,
+) -> Option<Box<dyn FileRead>> {
     let (name, filter) = (name.to_string(), filter.clone());
     Some(match kind {
+        ArtifactKind::ServerMetricsJsonl if fold => Box::new(FoldingJsonl {
+            reader: ScrapeJsonlReader::new(&name, &filter),
+            untyped_large: Vec::new(),
+        }),
+        ArtifactKind::ProfileJsonl if fold => {
+            Box::new(FoldingProfile(ProfileJsonlReader::new(&name)))
+        }
         ArtifactKind::ServerMetricsJson => Box::new(ExportReader::new(&name, filter)),
         ArtifactKind::ServerMetricsCsv => {
             streamed(ServerCsvReader::new(&name, &filter), Output::ServerCsv)
@@ -434,6 +583,8 @@ struct Current {
     /// Bytes pushed so far.
     bytes: u64,
     state: State,
+    /// The file's source index in the fold, and the scrapes folded from it so far.
+    folded: Option<(u32, u64)>,
 }
 
 enum State {
@@ -462,6 +613,9 @@ enum State {
 pub struct RunReader {
     options: RunOptions,
     budget: Option<MemoryBudget>,
+    /// Scrape JSONL and per-request files are folded into this as they are read (see
+    /// [`RunReader::with_fold`]).
+    fold: Option<Folded>,
     current: Option<Current>,
     done: Vec<FileDone>,
     bytes_read: u64,
@@ -472,6 +626,7 @@ impl RunReader {
         RunReader {
             options: options.clone(),
             budget: None,
+            fold: None,
             current: None,
             done: Vec::new(),
             bytes_read: 0,
@@ -481,6 +636,18 @@ impl RunReader {
     /// Fail the file being read with `INPUT_TOO_LARGE` when `budget` is exceeded after a push.
     pub fn with_memory_budget(mut self, budget: MemoryBudget) -> Self {
         self.budget = Some(budget);
+        self
+    }
+
+    /// Fold scrape JSONL files into per-series evidence as they are read, instead of keeping
+    /// their scrapes, and `profile_export.jsonl` into what accounting reads of its records:
+    /// memory then grows by a few bytes per sample and per record, and past three quarters of
+    /// the memory budget the scrape fold is thinned soundly
+    /// ([`crate::account::fold::ScrapeFold::coarsen`]) before the budget refuses anything.
+    /// [`RunReader::finish_folded`] gives the fold beside the run (whose `scrapes` then hold
+    /// only the other scrapes, Prometheus captures, and whose `profile` no records).
+    pub fn with_fold(mut self) -> Self {
+        self.fold = Some(Folded::default());
         self
     }
 
@@ -504,6 +671,7 @@ impl RunReader {
             name: name.to_string(),
             bytes: 0,
             state,
+            folded: None,
         });
     }
 
@@ -553,10 +721,19 @@ impl RunReader {
         }
         let (kind, outcome) = match cur.state {
             State::Sniffing(_) => (ArtifactKind::Other, Outcome::Ignored(UNRECOGNISED)),
-            State::Reading(kind, reader) => match reader.finish() {
-                Ok(out) => (kind, Outcome::Read(Box::new(out))),
-                Err(r) => (kind, Outcome::Failed(r)),
-            },
+            State::Reading(kind, mut reader) => {
+                let drained = drain(
+                    &mut self.fold,
+                    &cur.name,
+                    &mut cur.folded,
+                    reader.as_mut(),
+                    true,
+                );
+                match drained.and_then(|()| reader.finish()) {
+                    Ok(out) => (kind, Outcome::Read(Box::new(out))),
+                    Err(r) => (kind, Outcome::Failed(r)),
+                }
+            }
             State::Ended(kind, outcome) => (kind, outcome),
         };
         self.done.push(FileDone {
@@ -659,7 +836,7 @@ impl RunReader {
         if !self.could_matter(name, kind) {
             return State::Ended(kind, Outcome::Skipped);
         }
-        match reader_for(kind, name, &self.options.families) {
+        match reader_for(kind, name, &self.options.families, self.fold.is_some()) {
             Some(r) => State::Reading(kind, r),
             None => State::Ended(ArtifactKind::Other, Outcome::Ignored(UNRECOGNISED)),
         }
@@ -701,10 +878,68 @@ impl RunReader {
             return;
         }
         if let State::Reading(kind, reader) = &mut cur.state {
-            if let Err(r) = reader.push(bytes) {
+            let fold = &mut self.fold;
+            let pushed = reader
+                .push(bytes)
+                .and_then(|()| drain(fold, &cur.name, &mut cur.folded, reader.as_mut(), false));
+            if let Err(r) = pushed {
                 cur.state = State::Ended(*kind, Outcome::Failed(r));
             }
         }
+    }
+
+    /// Under memory pressure (past three quarters of the budget): thin the fold (see
+    /// [`crate::account::fold::ScrapeFold::coarsen`]) once it has grown by half since it was
+    /// last thinned; under pressure still, drop the counter timeslices read so far
+    /// ([`shed_slices`]); past the budget still, thin the fold until it is back under or
+    /// cannot give more. (Pressure, not the budget, sheds: one push can take several MB more
+    /// before the budget is checked, and linear memory never shrinks.)
+    fn relieve(&mut self) {
+        let Some(budget) = self.budget else {
+            return;
+        };
+        let pressure = budget.limit / 4 * 3;
+        let thin = |fold: &mut Folded, bound: u64, always: bool| loop {
+            let in_use = (budget.in_use)();
+            let due = always || fold.scrapes.grew_since_thinned();
+            if in_use <= bound || !due || !fold.scrapes.coarsen() {
+                break;
+            }
+        };
+        let Some(fold) = self.fold.as_mut() else {
+            return;
+        };
+        thin(fold, pressure, false);
+        if (budget.in_use)() > pressure && self.shed() {
+            if let Some(fold) = self.fold.as_mut() {
+                fold.scrapes.note_thinned();
+            }
+        }
+        if let Some(fold) = self.fold.as_mut() {
+            thin(fold, budget.limit, true);
+        }
+    }
+
+    /// Drop the counter timeslices read so far, in the file being read and in the exports
+    /// already read ([`shed_slices`]); whether any were dropped.
+    fn shed(&mut self) -> bool {
+        let mut shed = false;
+        if let Some(Current {
+            state: State::Reading(_, reader),
+            ..
+        }) = self.current.as_mut()
+        {
+            shed |= reader.shed();
+        }
+        for d in &mut self.done {
+            if let Outcome::Read(out) = &mut d.outcome {
+                if let Output::ServerJson(export) | Output::ServerCsv(export) = out.as_mut() {
+                    let families = export.metrics.iter_mut().chain(&mut export.warmup_metrics);
+                    shed |= shed_slices(families.flat_map(|f| f.series.iter_mut()));
+                }
+            }
+        }
+        shed
     }
 
     fn over_budget(&self) -> Option<u64> {
@@ -714,6 +949,7 @@ impl RunReader {
 
     /// Past the memory budget, the file being read fails with `INPUT_TOO_LARGE`.
     fn check_budget(&mut self) {
+        self.relieve();
         let Some(limit) = self.over_budget() else {
             return;
         };
@@ -729,6 +965,7 @@ impl RunReader {
     /// Past the memory budget once a file has been read (`bytes` long), it fails with
     /// `INPUT_TOO_LARGE`.
     fn check_budget_after(&mut self, bytes: u64) {
+        self.relieve();
         let Some(limit) = self.over_budget() else {
             return;
         };
@@ -742,6 +979,9 @@ impl RunReader {
     /// The run fails (a file failed): what was read is no longer needed, and the memory it
     /// holds is given back at once.
     fn drop_outputs(&mut self) {
+        if self.fold.is_some() {
+            self.fold = Some(Folded::default());
+        }
         for d in &mut self.done {
             if matches!(d.outcome, Outcome::Read(_)) {
                 d.outcome = Outcome::Dropped;
@@ -760,6 +1000,37 @@ impl RunReader {
         let RunReader { options, done, .. } = self;
         assemble(done, &options)
     }
+
+    /// The run and the scrapes folded while reading ([`RunReader::with_fold`]; an empty fold
+    /// without it): account them with `crate::account::account_run_folded`.
+    pub fn finish_folded(mut self) -> Result<(Run, Folded), ReadError> {
+        self.end_file();
+        self.relieve();
+        let fold = self.fold.take().unwrap_or_default();
+        let RunReader { options, done, .. } = self;
+        assemble(done, &options)
+            .map(|run| (run, fold))
+            .map_err(|r| r.error)
+    }
+}
+
+/// Fold what `reader` has read into `fold` (when there is one); `name` is the file's, and
+/// `folded` its source index and scrape count in the fold.
+fn drain(
+    fold: &mut Option<Folded>,
+    name: &str,
+    folded: &mut Option<(u32, u64)>,
+    reader: &mut dyn FileRead,
+    at_end: bool,
+) -> Result<(), Refusal> {
+    let Some(fold) = fold.as_mut() else {
+        return Ok(());
+    };
+    let mut cursor = FoldCursor {
+        name,
+        source: folded,
+    };
+    reader.drain(at_end, fold, &mut cursor)
 }
 
 fn too_large(name: &str, at: u64, limit: u64) -> ReadError {
@@ -846,6 +1117,7 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
     let mut summary = None;
     let mut launch_file = None;
     let mut scrapes: Vec<(Scrape, String, usize)> = Vec::new();
+    let mut folded: Vec<(String, Vec<UntypedLarge>)> = Vec::new();
     let mut files = Vec::with_capacity(done.len());
     let mut ignored = Vec::new();
     let mut first_of_kind: BTreeMap<ArtifactKind, String> = BTreeMap::new();
@@ -917,6 +1189,7 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
                 summary = Some(s);
             }
             Some(Output::Launch(l)) => launch_file = Some(l),
+            Some(Output::Folded(larges)) => folded.push((name, larges)),
             Some(Output::Manifest(_)) | None => {}
         }
     }
@@ -933,7 +1206,7 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
         .into());
     }
 
-    refuse_typed_counters(&scrapes, &server_json, &server_csv)?;
+    refuse_typed_counters(&scrapes, &folded, &server_json, &server_csv)?;
     let (scrapes, scrape_files) = sort_scrapes(scrapes);
 
     ignored.sort();

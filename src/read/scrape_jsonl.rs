@@ -107,6 +107,24 @@ impl ScrapeJsonlReader {
     }
 }
 
+impl ScrapeJsonlReader {
+    /// The scrapes read so far, taken out as they are (their `table` still unset), with the
+    /// table their series and families are indices into (it only grows: indices stay valid).
+    /// For a caller that folds scrapes as they come instead of keeping them.
+    pub fn drain(&mut self) -> (Vec<Scrape>, &SeriesTable) {
+        (std::mem::take(&mut self.scrapes), &self.interner.table)
+    }
+
+    /// Read the file's last line if it did not end in `\n` (then [`ScrapeJsonlReader::drain`]
+    /// it); [`PushReader::finish`] after this reads nothing more.
+    pub fn end_lines(&mut self) -> Result<(), ReadError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        let r = lines.finish(|line, n| self.take(line, n, false));
+        self.lines = lines;
+        r
+    }
+}
+
 impl PushReader for ScrapeJsonlReader {
     type Output = ScrapeSet;
 

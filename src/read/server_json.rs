@@ -683,6 +683,17 @@ impl ExportReader {
         }
     }
 
+    /// Every series read so far (families kept, the family being read): the streaming API
+    /// drops counter timeslices from them when it runs out of memory (`crate::read::run`).
+    pub(crate) fn series_read_mut(&mut self) -> impl Iterator<Item = &mut Series> + '_ {
+        let s = &mut self.state;
+        let done = s.metrics.iter_mut().chain(s.warmup.iter_mut());
+        done.flat_map(|(families, _)| families.iter_mut())
+            .chain(s.section.iter_mut().flat_map(|sec| sec.families.iter_mut()))
+            .flat_map(|f| f.series.iter_mut())
+            .chain(s.family.iter_mut().flat_map(|f| f.series.iter_mut()))
+    }
+
     pub(crate) fn finish_export(self) -> Result<ServerMetricsExport, Refusal> {
         let ExportReader { framer, mut state } = self;
         match framer.finish(&mut state) {

@@ -3,14 +3,21 @@
 //! [`RunReader`], then accounted as `accountRun` accounts them. Each method answers the same
 //! JSON envelope as the raw functions (`{"ok": …}` / `{"error": …}`).
 //!
-//! Memory: the module's heap is counted ([`Counting`]), and a stream's reader fails the file
-//! being read with `INPUT_TOO_LARGE` once the heap in use passes the stream's memory budget,
-//! before the instance (4 GiB at most) could run out and trap. A whole-buffer call is refused
+//! Memory: the module's heap is counted ([`Counting`]). A stream folds its scrape JSONL into
+//! per-series evidence as it is read (`RunReader::with_fold`: a few bytes per sample, never
+//! the scrapes), thins that evidence soundly past three quarters of the stream's memory budget
+//! (`evidence_coarsened`), and fails the file being read with `INPUT_TOO_LARGE` once the heap
+//! in use passes the budget all the same, before the instance (4 GiB at most) could run out
+//! and trap. The accounting step after the last byte is held to the same budget: its heap
+//! high-water mark is measured, and past the budget the answer is `INPUT_TOO_LARGE`.
+//! A whole-buffer call is refused
 //! with `INPUT_TOO_LARGE` before its files are copied in when they could not fit
 //! ([`check_fits`]).
 
 use super::{options_arg, reply};
-use crate::account::{account_run, account_run_detailed, families_read, Policy};
+use crate::account::{
+    account_run_detailed_folded, account_run_folded, families_read, fold::Folded, Policy,
+};
 use crate::error::{ErrorCode, ReadError};
 use crate::options::{AccountOptions, CallError, OptionsError};
 use crate::read::discover::{group_runs, Discovery};
@@ -27,12 +34,20 @@ struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 
+/// The most bytes [`LIVE`] has reached since [`reset_high_water`].
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(by: usize) {
+    let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
 // SAFETY: every call is forwarded to `System` unchanged; only a counter is updated beside it.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = System.alloc(layout);
         if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+            grew(layout.size());
         }
         p
     }
@@ -40,7 +55,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let p = System.alloc_zeroed(layout);
         if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+            grew(layout.size());
         }
         p
     }
@@ -53,7 +68,8 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let p = System.realloc(ptr, layout, new_size);
         if !p.is_null() {
-            LIVE.fetch_add(new_size, Ordering::Relaxed);
+            // Both blocks are live while the old one is copied into the new one.
+            grew(new_size);
             LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
         }
         p
@@ -65,6 +81,16 @@ static ALLOCATOR: Counting = Counting;
 
 pub(crate) fn heap_in_use() -> u64 {
     LIVE.load(Ordering::Relaxed) as u64
+}
+
+/// Start measuring the heap's high-water mark from what is in use now.
+fn reset_high_water() {
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
+/// The most heap in use since [`reset_high_water`].
+fn heap_high_water() -> u64 {
+    PEAK.load(Ordering::Relaxed) as u64
 }
 
 /// The default memory budget of a stream: heap in use at most 48 MiB, so that with the
@@ -149,9 +175,9 @@ struct Pushed {
     bytes_read: u64,
 }
 
-/// A stream's state: reading, or why it cannot be used.
+/// A stream's state: reading (with its memory budget), or why it cannot be used.
 enum Stream {
-    Reading(Box<RunReader>, Policy),
+    Reading(Box<RunReader>, Policy, u64),
     Refused(CallError),
     Finished,
 }
@@ -177,11 +203,13 @@ impl AccountStream {
             let opts: AccountOptions = options_arg("options", options)?;
             let (run, policy) = opts.split()?;
             let run = run.into_run_options(families_read())?;
-            let reader = RunReader::new(&run).with_memory_budget(MemoryBudget {
-                limit: budget,
-                in_use: heap_in_use,
-            });
-            Ok(Stream::Reading(Box::new(reader), policy))
+            let reader = RunReader::new(&run)
+                .with_memory_budget(MemoryBudget {
+                    limit: budget,
+                    in_use: heap_in_use,
+                })
+                .with_fold();
+            Ok(Stream::Reading(Box::new(reader), policy, budget))
         })();
         AccountStream {
             stream: made.unwrap_or_else(Stream::Refused),
@@ -198,7 +226,7 @@ impl AccountStream {
 
     fn reader(&mut self) -> Result<&mut RunReader, CallError> {
         match &mut self.stream {
-            Stream::Reading(r, _) => Ok(r),
+            Stream::Reading(r, _, _) => Ok(r),
             Stream::Refused(e) => Err(e.clone()),
             Stream::Finished => Err(finished()),
         }
@@ -227,32 +255,47 @@ impl AccountStream {
 
     /// The accounting of the run (`accountRun`'s envelope); the stream cannot be used after.
     pub fn finish(&mut self) -> String {
-        let outcome = match std::mem::replace(&mut self.stream, Stream::Finished) {
-            Stream::Reading(reader, policy) => reader
-                .finish()
-                .map(|run| account_run(&run, &policy))
-                .map_err(CallError::from),
-            Stream::Refused(e) => Err(e),
-            Stream::Finished => Err(finished()),
-        };
+        let outcome = self.account(account_run_folded);
         reply(outcome)
+    }
+
+    /// The run read, then accounted by `how` within the stream's memory budget: the heap's
+    /// high-water mark over the accounting step is measured, and past the budget the result is
+    /// `INPUT_TOO_LARGE` (never a result computed in memory the caller did not grant).
+    fn account<T>(
+        &mut self,
+        how: impl FnOnce(&crate::read::Run, Folded, &Policy) -> T,
+    ) -> Result<T, CallError> {
+        let (reader, policy, budget) = match std::mem::replace(&mut self.stream, Stream::Finished) {
+            Stream::Reading(reader, policy, budget) => (reader, policy, budget),
+            Stream::Refused(e) => return Err(e),
+            Stream::Finished => return Err(finished()),
+        };
+        let (run, fold) = reader.finish_folded()?;
+        reset_high_water();
+        let result = how(&run, fold, &policy);
+        let high = heap_high_water();
+        if high > budget {
+            return Err(ReadError::whole(
+                ErrorCode::InputTooLarge,
+                "accounting",
+                format!(
+                    "accounting the run needed {high} bytes of heap, more than the budget of {budget} bytes"
+                ),
+            )
+            .into());
+        }
+        Ok(result)
     }
 
     /// `{"ok": {"accounting", "detail"}}`: `finish`'s accounting, and the run's files and
     /// counters over time (`RunDetail`) for the visualizer; the stream cannot be used after.
     #[wasm_bindgen(js_name = finishDetailed)]
     pub fn finish_detailed(&mut self) -> String {
-        let outcome = match std::mem::replace(&mut self.stream, Stream::Finished) {
-            Stream::Reading(reader, policy) => reader
-                .finish()
-                .map(|run| {
-                    let (accounting, detail) = account_run_detailed(&run, &policy);
-                    Detailed { accounting, detail }
-                })
-                .map_err(CallError::from),
-            Stream::Refused(e) => Err(e),
-            Stream::Finished => Err(finished()),
-        };
+        let outcome = self.account(|run, fold, policy| {
+            let (accounting, detail) = account_run_detailed_folded(run, fold, policy);
+            Detailed { accounting, detail }
+        });
         reply(outcome)
     }
 }

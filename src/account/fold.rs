@@ -1,0 +1,752 @@
+//! Raw scrapes folded into per-series evidence as they arrive, in bounded memory.
+//!
+//! A scrape file repeats every series in every scrape; accounting needs of it, per series,
+//! the cumulative samples (time, value), a gauge's first and largest value, a histogram's last
+//! (count, sum), and per endpoint the scrape times and `process_start_time_seconds`. A
+//! [`ScrapeFold`] takes scrapes one at a time, in any order, and keeps only that: the
+//! streaming API folds a JSONL file line by line and never holds its scrapes; the whole-buffer
+//! path folds a run's scrapes the same way, so both give the same evidence byte for byte.
+//! Everything order-dependent is decided by an explicit order (time, file name, position in
+//! the file): the result does not depend on the order scrapes come in.
+//!
+//! Samples are kept compact ([`SampleBuf`]: about 4 to 6 bytes each instead of 16). Under
+//! memory pressure [`ScrapeFold::coarsen`] thins every series soundly (see
+//! [`SampleBuf::decimate`]); the evidence then says so (`coarsened`, reason
+//! `evidence_coarsened`): every bound drawn from it still contains the truth, only wider.
+
+use super::evidence::{Evidence, SeriesKey, PROCESS_START};
+use super::request_scope::RecordFold;
+use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// What a streaming read folded instead of keeping: the scrape JSONL's evidence and the
+/// per-request records' (see `RunReader::with_fold`).
+#[derive(Default)]
+pub struct Folded {
+    pub scrapes: ScrapeFold,
+    /// `None` when no `profile_export.jsonl` was folded.
+    pub records: Option<RecordFold>,
+}
+
+/// Cumulative samples (epoch ns, value) of one series, delta-encoded: each sample is the
+/// zigzag varint of its time step, then either the zigzag varint of its integral value's step
+/// (shifted left one bit) or the tag 1 and the value's eight bytes. Lossless for every `f64`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleBuf {
+    bytes: Vec<u8>,
+    len: usize,
+    last_t: u64,
+    last_int: i64,
+    /// Every sample came at or after the one before it.
+    sorted: bool,
+}
+
+/// Largest integral value kept as a step (exactly representable in both `f64` and `i64`).
+const EXACT_INT: f64 = 9_007_199_254_740_992.0;
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0u32;
+    loop {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f).checked_shl(shift)?;
+        if b < 0x80 {
+            return Some(v);
+        }
+        shift += 7;
+    }
+}
+
+/// The value as an exact integer step, when it is one (not `-0.0`, which must come back).
+fn as_int(v: f64) -> Option<i64> {
+    (v.fract() == 0.0 && v.abs() <= EXACT_INT && !(v == 0.0 && v.is_sign_negative()))
+        .then_some(v as i64)
+}
+
+impl Default for SampleBuf {
+    fn default() -> Self {
+        SampleBuf {
+            bytes: Vec::new(),
+            len: 0,
+            last_t: 0,
+            last_int: 0,
+            sorted: true,
+        }
+    }
+}
+
+impl SampleBuf {
+    pub fn new() -> Self {
+        SampleBuf::default()
+    }
+
+    pub fn push(&mut self, t: u64, v: f64) {
+        if self.len > 0 && t < self.last_t {
+            self.sorted = false;
+        }
+        put_varint(&mut self.bytes, zigzag(t.wrapping_sub(self.last_t) as i64));
+        self.last_t = t;
+        match as_int(v) {
+            Some(i) => {
+                put_varint(&mut self.bytes, zigzag(i.wrapping_sub(self.last_int)) << 1);
+                self.last_int = i;
+            }
+            None => {
+                self.bytes.push(1);
+                self.bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+            }
+        }
+        self.len += 1;
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether every sample came at or after the one before it.
+    pub fn is_sorted(&self) -> bool {
+        self.sorted
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The samples in the order they were pushed.
+    pub fn iter(&self) -> SampleIter<'_> {
+        SampleIter {
+            bytes: &self.bytes,
+            at: 0,
+            t: 0,
+            int: 0,
+        }
+    }
+
+    pub fn to_vec(&self) -> Vec<(u64, f64)> {
+        let mut v = Vec::with_capacity(self.len);
+        v.extend(self.iter());
+        v
+    }
+
+    /// Bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.bytes.capacity()
+    }
+
+    /// Keep about half of the samples, soundly for a cumulative counter: between two kept
+    /// samples nothing dropped decreased, so the counter went monotonically from one to the
+    /// other and every bound drawn from the kept samples contains the truth. Always kept: the
+    /// first and the last sample, both samples of every decrease, every value that is not a
+    /// finite non-negative number and its neighbours, and samples sharing a time with a
+    /// neighbour (a contradiction must stay visible). Samples not in time order are sorted
+    /// first. Returns whether anything was dropped.
+    pub fn decimate(&mut self) -> bool {
+        if self.len < 3 {
+            return false;
+        }
+        let out = if self.sorted {
+            thin(self.iter())
+        } else {
+            let mut all = self.to_vec();
+            all.sort_by(by_time_then_value);
+            thin(all.into_iter())
+        };
+        let dropped = out.len < self.len;
+        *self = out;
+        self.bytes.shrink_to_fit();
+        dropped
+    }
+}
+
+/// The samples of [`SampleBuf::decimate`] kept from `samples` (in time order), looked at three
+/// at a time so a series is never decoded whole.
+fn thin(mut samples: impl Iterator<Item = (u64, f64)>) -> SampleBuf {
+    let ok = |v: f64| v.is_finite() && v >= 0.0;
+    let mut out = SampleBuf::new();
+    let mut prev: Option<(u64, f64)> = None;
+    let mut cur = samples.next();
+    let mut alternate = false;
+    while let Some((t, v)) = cur {
+        let next = samples.next();
+        let forced = match (prev, next) {
+            (Some((pt, pv)), Some((nt, nv))) => {
+                !ok(v) || !ok(pv) || !ok(nv) || pt == t || nt == t || v < pv || nv < v
+            }
+            // The first and the last sample.
+            _ => true,
+        };
+        let keep = forced || {
+            alternate = !alternate;
+            !alternate
+        };
+        if keep {
+            out.push(t, v);
+        }
+        prev = Some((t, v));
+        cur = next;
+    }
+    out
+}
+
+impl From<Vec<(u64, f64)>> for SampleBuf {
+    fn from(v: Vec<(u64, f64)>) -> Self {
+        let mut b = SampleBuf::new();
+        for (t, x) in v {
+            b.push(t, x);
+        }
+        b
+    }
+}
+
+/// Decoder of a [`SampleBuf`].
+pub struct SampleIter<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    t: u64,
+    int: i64,
+}
+
+impl Iterator for SampleIter<'_> {
+    type Item = (u64, f64);
+
+    fn next(&mut self) -> Option<(u64, f64)> {
+        let dt = get_varint(self.bytes, &mut self.at)?;
+        self.t = self.t.wrapping_add(unzigzag(dt) as u64);
+        let tag = get_varint(self.bytes, &mut self.at)?;
+        let v = if tag == 1 {
+            let raw = self.bytes.get(self.at..self.at + 8)?;
+            self.at += 8;
+            let mut b = [0u8; 8];
+            b.copy_from_slice(raw);
+            f64::from_bits(u64::from_le_bytes(b))
+        } else {
+            self.int = self.int.wrapping_add(unzigzag(tag >> 1));
+            self.int as f64
+        };
+        Some((self.t, v))
+    }
+}
+
+/// Where a scrape sits in the order the whole-buffer path sorts scrapes in: time, file name,
+/// position among the scrapes of that file (the file's index breaks ties between files of
+/// one name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Order {
+    t: u64,
+    source: u32,
+    seq: u64,
+}
+
+/// What the samples of one series said.
+#[derive(Debug, Default)]
+struct Intake {
+    key: Option<SeriesKey>,
+    samples: SampleBuf,
+    /// A gauge's value at the earliest scrape, and its largest value.
+    gauge: Option<(Order, f64, f64)>,
+    /// A histogram's (count, sum) at the latest scrape.
+    histogram: Option<(Order, Option<f64>, Option<f64>)>,
+}
+
+/// What has been seen of one file's table on one endpoint (by the table's own indices).
+#[derive(Default)]
+struct Seen {
+    intakes: Vec<Option<usize>>,
+    families: Vec<bool>,
+}
+
+/// One file's `process_start_time_seconds` samples of an endpoint: (file name, source, samples).
+type FileSamples<'a> = (&'a str, u32, Vec<(u64, f64)>);
+
+/// Scrapes folded into per-series evidence (see the module docs).
+#[derive(Default)]
+pub struct ScrapeFold {
+    /// File names by source index.
+    sources: Vec<String>,
+    /// (source, endpoint) → what has been seen of its table.
+    seen: HashMap<(u32, String), Seen>,
+    intakes: Vec<Intake>,
+    by_key: BTreeMap<SeriesKey, usize>,
+    interned: BTreeSet<Arc<Labels>>,
+    /// Families noted, in the order they were first seen: (endpoint, spelling, type).
+    families: Vec<(String, String, Option<MetricType>)>,
+    /// Label sets noted, per endpoint.
+    label_sets: BTreeMap<String, BTreeSet<Arc<Labels>>>,
+    endpoints: BTreeSet<String>,
+    timed: BTreeSet<String>,
+    untimed: BTreeSet<String>,
+    /// Per endpoint, scrape times (the 0s a lazily created series stood at).
+    scrape_times: BTreeMap<String, Vec<u64>>,
+    /// Per (endpoint, source): `process_start_time_seconds` samples in file order.
+    process_start: BTreeMap<(String, u32), Vec<(u64, f64)>>,
+    /// Some evidence was thinned under memory pressure.
+    coarsened: bool,
+    /// [`ScrapeFold::sample_bytes`] after the last thinning.
+    thinned_to: usize,
+}
+
+impl ScrapeFold {
+    pub fn new() -> Self {
+        ScrapeFold::default()
+    }
+
+    /// Register a file scrapes will come from; its index is the `source` of [`ScrapeFold::take`].
+    pub fn source(&mut self, name: &str) -> u32 {
+        self.sources.push(name.to_string());
+        u32::try_from(self.sources.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    fn order_cmp(&self, a: &Order, b: &Order) -> std::cmp::Ordering {
+        let name = |s: u32| self.sources.get(s as usize).map(String::as_str);
+        a.t.cmp(&b.t)
+            .then_with(|| name(a.source).cmp(&name(b.source)))
+            .then(a.source.cmp(&b.source))
+            .then(a.seq.cmp(&b.seq))
+    }
+
+    fn intern(&mut self, labels: &Labels) -> Arc<Labels> {
+        if let Some(l) = self.interned.get(labels) {
+            return Arc::clone(l);
+        }
+        let l = Arc::new(labels.clone());
+        self.interned.insert(Arc::clone(&l));
+        l
+    }
+
+    /// The intake of series `series` of `table` on the scrape's endpoint, made on first sight.
+    fn intake_of(
+        &mut self,
+        seen: &mut Seen,
+        url: &str,
+        table: &SeriesTable,
+        series: u32,
+    ) -> Option<usize> {
+        if seen.intakes.len() <= series as usize {
+            seen.intakes
+                .resize(table.series.len().max(series as usize + 1), None);
+        }
+        if let Some(at) = seen.intakes.get(series as usize).copied().flatten() {
+            return Some(at);
+        }
+        let meta = table.series.get(series as usize)?;
+        let family = table.families.get(meta.family as usize)?;
+        let labels = self.intern(&meta.labels);
+        let sets = self.label_sets.entry(url.to_string()).or_default();
+        if !sets.contains(&labels) {
+            sets.insert(Arc::clone(&labels));
+        }
+        let key = SeriesKey {
+            endpoint_url: url.to_string(),
+            spelling: family.name.clone(),
+            labels,
+        };
+        let at = match self.by_key.get(&key) {
+            Some(at) => *at,
+            None => {
+                self.intakes.push(Intake {
+                    key: Some(key.clone()),
+                    samples: SampleBuf::new(),
+                    ..Intake::default()
+                });
+                self.by_key.insert(key, self.intakes.len() - 1);
+                self.intakes.len() - 1
+            }
+        };
+        if let Some(slot) = seen.intakes.get_mut(series as usize) {
+            *slot = Some(at);
+        }
+        Some(at)
+    }
+
+    /// Take in one scrape of file `source` (its `seq`-th in the file), its series and families
+    /// described by `table` (the scrape's own table, or its reader's while it is still read).
+    pub fn take(&mut self, source: u32, seq: u64, scrape: &Scrape, table: &SeriesTable) {
+        let url = scrape.endpoint_url.as_str();
+        if !self.endpoints.contains(url) {
+            self.endpoints.insert(url.to_string());
+        }
+        match scrape.timestamp_ns {
+            Some(t) => {
+                if !self.timed.contains(url) {
+                    self.timed.insert(url.to_string());
+                }
+                match self.scrape_times.get_mut(url) {
+                    Some(v) => v.push(t),
+                    None => {
+                        self.scrape_times.insert(url.to_string(), vec![t]);
+                    }
+                }
+            }
+            None => {
+                if !self.untimed.contains(url) {
+                    self.untimed.insert(url.to_string());
+                }
+            }
+        }
+        let key = (source, url.to_string());
+        let mut seen = self.seen.remove(&key).unwrap_or_default();
+        let mut start = 0usize;
+        for group in &scrape.groups {
+            let end = (group.end as usize).clamp(start, scrape.samples.len());
+            let samples = scrape.samples.get(start..end).unwrap_or(&[]);
+            start = end;
+            let Some(fam) = table.families.get(group.family as usize) else {
+                continue;
+            };
+            let f = group.family as usize;
+            if seen.families.len() <= f {
+                seen.families.resize(table.families.len().max(f + 1), false);
+            }
+            if !seen.families[f] {
+                seen.families[f] = true;
+                self.families
+                    .push((url.to_string(), fam.name.clone(), fam.metric_type));
+            }
+            for sample in samples {
+                let Some(at) = self.intake_of(&mut seen, url, table, sample.series) else {
+                    continue;
+                };
+                let Some(t) = scrape.timestamp_ns else {
+                    // An untimed capture shows which families and label sets exist (roles,
+                    // engine), not when values held: it bounds nothing.
+                    continue;
+                };
+                let order = Order { t, source, seq };
+                self.take_value(at, url, source, order, fam, &sample.value);
+            }
+        }
+        self.seen.insert(key, seen);
+    }
+
+    fn take_value(
+        &mut self,
+        at: usize,
+        url: &str,
+        source: u32,
+        order: Order,
+        fam: &crate::model::FamilyMeta,
+        value: &SampleValue,
+    ) {
+        match value {
+            SampleValue::Scalar { value } if fam.name == PROCESS_START => {
+                let k = (url.to_string(), source);
+                match self.process_start.get_mut(&k) {
+                    Some(v) => v.push((order.t, *value)),
+                    None => {
+                        self.process_start.insert(k, vec![(order.t, *value)]);
+                    }
+                }
+            }
+            SampleValue::Scalar { value } => {
+                let v = *value;
+                if fam.metric_type == Some(MetricType::Gauge) {
+                    let earlier = match self.intakes.get(at).and_then(|i| i.gauge) {
+                        Some((o, _, _)) => self.order_cmp(&order, &o).is_lt(),
+                        None => true,
+                    };
+                    if let Some(i) = self.intakes.get_mut(at) {
+                        let g = i.gauge.get_or_insert((order, v, v));
+                        if earlier {
+                            g.0 = order;
+                            g.1 = v;
+                        }
+                        g.2 = g.2.max(v);
+                    }
+                } else if let Some(i) = self.intakes.get_mut(at) {
+                    i.samples.push(order.t, v);
+                }
+            }
+            SampleValue::Histogram(h) => {
+                let later = match self.intakes.get(at).and_then(|i| i.histogram) {
+                    Some((o, _, _)) => self.order_cmp(&order, &o).is_gt(),
+                    None => true,
+                };
+                if later {
+                    if let Some(i) = self.intakes.get_mut(at) {
+                        i.histogram = Some((order, h.count, h.sum));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Bytes of samples held (what [`ScrapeFold::coarsen`] can give back).
+    pub fn sample_bytes(&self) -> usize {
+        self.intakes
+            .iter()
+            .map(|i| i.samples.heap_bytes())
+            .sum::<usize>()
+            + self
+                .scrape_times
+                .values()
+                .map(|v| v.capacity() * 8)
+                .sum::<usize>()
+            + self
+                .process_start
+                .values()
+                .map(|v| v.capacity() * 16)
+                .sum::<usize>()
+    }
+
+    /// Whether the evidence was thinned.
+    pub fn coarsened(&self) -> bool {
+        self.coarsened
+    }
+
+    /// Say that other evidence of the run was thinned (the export's counter timeslices
+    /// dropped under memory pressure: `crate::read::run`), so the evidence says so.
+    pub fn note_thinned(&mut self) {
+        self.coarsened = true;
+    }
+
+    /// Whether the samples grew by half since they were last thinned: thinning again only
+    /// then keeps their density even over the run (thinning at every push would thin the
+    /// early samples over and over).
+    pub fn grew_since_thinned(&self) -> bool {
+        self.sample_bytes() > self.thinned_to / 2 * 3
+    }
+
+    /// Thin the evidence soundly to about half (see [`SampleBuf::decimate`]): per endpoint the
+    /// scrape times (fewer implied 0s only widen bounds), and `process_start_time_seconds`
+    /// down to the first and last sample of each value (lossless for restart detection).
+    /// Returns whether anything was given back.
+    pub fn coarsen(&mut self) -> bool {
+        let mut dropped = false;
+        for i in &mut self.intakes {
+            dropped |= i.samples.decimate();
+        }
+        for times in self.scrape_times.values_mut() {
+            times.sort_unstable();
+            times.dedup();
+            let n = times.len();
+            if n > 2 {
+                let last = times[n - 1];
+                let mut k = 0usize;
+                times.retain(|_| {
+                    k += 1;
+                    k % 2 == 1
+                });
+                if times.last() != Some(&last) {
+                    times.push(last);
+                }
+                times.shrink_to_fit();
+                dropped |= times.len() < n;
+            }
+        }
+        for samples in self.process_start.values_mut() {
+            let n = samples.len();
+            crate::sort::sort_by_key(samples, |s| s.0);
+            let mut out: Vec<(u64, f64)> = Vec::with_capacity(n);
+            for (i, s) in samples.iter().enumerate() {
+                let same =
+                    |o: Option<&(u64, f64)>| o.is_some_and(|o| o.1.to_bits() == s.1.to_bits());
+                let interior = i > 0 && same(samples.get(i - 1)) && same(samples.get(i + 1));
+                if !interior {
+                    out.push(*s);
+                }
+            }
+            out.shrink_to_fit();
+            dropped |= out.len() < n;
+            *samples = out;
+        }
+        self.coarsened |= dropped;
+        self.thinned_to = self.sample_bytes();
+        dropped
+    }
+
+    /// Put what was folded into `ev` (after the exports), as the whole-buffer path always
+    /// has: families and labels noted, gauges and histograms merged, samples sorted with the
+    /// 0s of lazily created series, `process_start_time_seconds` in scrape order.
+    pub fn into_evidence(self, ev: &mut Evidence) {
+        let ScrapeFold {
+            sources,
+            intakes,
+            families,
+            label_sets,
+            endpoints,
+            timed,
+            untimed,
+            mut scrape_times,
+            process_start,
+            coarsened,
+            ..
+        } = self;
+        ev.coarsened |= coarsened;
+        ev.endpoints.extend(endpoints);
+        for (url, spelling, t) in &families {
+            ev.note_family(url, spelling, *t);
+        }
+        for (url, sets) in &label_sets {
+            for l in sets {
+                let l = ev.intern_shared(l);
+                ev.note_labels(url, &l);
+            }
+        }
+        for intake in intakes {
+            let Some(mut key) = intake.key else {
+                continue;
+            };
+            key.labels = ev.intern_shared(&key.labels);
+            if let Some((_, first, max)) = intake.gauge {
+                let g = ev.gauges.entry(key.clone()).or_insert((None, None));
+                g.1 = Some(g.1.map_or(max, |m: f64| m.max(max)));
+                g.0 = g.0.or(Some(first));
+            }
+            if let Some((_, count, sum)) = intake.histogram {
+                ev.histograms.insert(key.clone(), (count, sum));
+            }
+            if !intake.samples.is_empty() {
+                let e = ev.series.entry(key).or_default();
+                e.samples = intake.samples;
+                e.coarsened = coarsened;
+            }
+        }
+        for times in scrape_times.values_mut() {
+            times.sort_unstable();
+            times.dedup();
+        }
+        for (key, e) in ev.series.iter_mut() {
+            finish_samples(e, scrape_times.get(key.endpoint_url.as_str()));
+        }
+        let mut by_endpoint: BTreeMap<String, Vec<FileSamples<'_>>> = BTreeMap::new();
+        for ((url, source), samples) in process_start {
+            let name = sources.get(source as usize).map_or("", String::as_str);
+            by_endpoint
+                .entry(url)
+                .or_default()
+                .push((name, source, samples));
+        }
+        for (url, mut files) in by_endpoint {
+            crate::sort::sort_by(&mut files, |a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+            let mut all: Vec<(u64, f64)> = files.into_iter().flat_map(|f| f.2).collect();
+            // Stable: equal times keep file-name order, then file order.
+            crate::sort::sort_by_key(&mut all, |s| s.0);
+            ev.process_start_samples.insert(url, all);
+        }
+        ev.untimed_endpoints
+            .extend(untimed.into_iter().filter(|u| !timed.contains(u)));
+    }
+}
+
+/// A series' samples as accounting reads them: with the 0s of the scrapes before its first
+/// sample (a labelled Prometheus counter is created on its first increment: a scrape of the
+/// endpoint that does not carry the series yet saw it at 0), sorted by time; the same instant
+/// twice with the same value is one sample (a re-scrape); with different values the samples
+/// contradict each other, and the order of lines must not decide which holds: the series is
+/// flagged and keeps the smaller value.
+fn finish_samples(e: &mut super::evidence::SeriesEvidence, times: Option<&Vec<u64>>) {
+    let Some(first) = e.samples.iter().map(|s| s.0).min() else {
+        return;
+    };
+    e.first_sample_ns = Some(first);
+    let zeros = times
+        .into_iter()
+        .flatten()
+        .copied()
+        .take_while(|t| *t < first)
+        .map(|t| (t, 0.0));
+    let (out, conflict) = if e.samples.is_sorted() {
+        one_per_instant(zeros.chain(e.samples.iter()))
+    } else {
+        let mut all: Vec<(u64, f64)> = zeros.chain(e.samples.iter()).collect();
+        all.sort_by(by_time_then_value);
+        one_per_instant(all.into_iter())
+    };
+    e.samples = out;
+    e.sample_conflict |= conflict;
+}
+
+/// Samples in time order (any order within one instant) reduced to one per instant: the
+/// smallest value (by `total_cmp`), and whether two values of one instant differ (NaNs are
+/// one value).
+fn one_per_instant(samples: impl Iterator<Item = (u64, f64)>) -> (SampleBuf, bool) {
+    let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+    let mut out = SampleBuf::new();
+    let mut conflict = false;
+    let mut group: Option<(u64, f64)> = None;
+    for (t, v) in samples {
+        match group.as_mut() {
+            Some(g) if g.0 == t => {
+                conflict |= !same(g.1, v);
+                if v.total_cmp(&g.1).is_lt() {
+                    g.1 = v;
+                }
+            }
+            _ => {
+                if let Some((gt, gv)) = group.replace((t, v)) {
+                    out.push(gt, gv);
+                }
+            }
+        }
+    }
+    if let Some((gt, gv)) = group {
+        out.push(gt, gv);
+    }
+    (out, conflict)
+}
+
+/// Time, then value (`total_cmp`): the order samples are sorted in.
+fn by_time_then_value(a: &(u64, f64), b: &(u64, f64)) -> std::cmp::Ordering {
+    a.0.cmp(&b.0).then(a.1.total_cmp(&b.1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_value_comes_back() {
+        let values = [
+            (1_781_938_006_649_142_179u64, 0.0),
+            (1_781_938_006_649_142_179, -0.0),
+            (5, 1e300),
+            (u64::MAX, f64::NAN),
+            (0, -3.0),
+            (7, 9_007_199_254_740_992.0),
+            (8, -9_007_199_254_740_992.0),
+            (9, 0.5),
+            (10, f64::INFINITY),
+            (11, 123_456_789.0),
+        ];
+        let b = SampleBuf::from(values.to_vec());
+        let back = b.to_vec();
+        assert_eq!(back.len(), values.len());
+        for (a, b) in values.iter().zip(&back) {
+            assert_eq!(a.0, b.0);
+            assert_eq!(a.1.to_bits(), b.1.to_bits());
+        }
+    }
+
+    #[test]
+    fn decimation_keeps_ends_decreases_and_oddities() {
+        let mut v: Vec<(u64, f64)> = (0..100u64).map(|i| (i * 10, i as f64)).collect();
+        v[50].1 = 3.0; // a restart: 49 → 3
+        v[70].1 = f64::NAN;
+        let mut b = SampleBuf::from(v.clone());
+        assert!(b.decimate());
+        let kept = b.to_vec();
+        assert!(kept.len() < 70);
+        let has = |t: u64| kept.iter().any(|s| s.0 == t);
+        for t in [0, 490, 500, 690, 700, 710, 990] {
+            assert!(has(t), "{t} dropped");
+        }
+    }
+}
