@@ -963,6 +963,8 @@ impl Store {
             }
             // Stable: a family's series stay in row order.
             series.sort_by_key(|s| s.family);
+            // Kept while the run is accounted: no spare capacity.
+            series.shrink_to_fit();
             CsvLean {
                 endpoint_urls: self.endpoints.urls,
                 series,
