@@ -346,7 +346,7 @@ impl CsvLean {
     /// accounting takes both reads one way.
     pub fn of_families(families: &[Family]) -> CsvLean {
         let mut lean = CsvLean::default();
-        let mut ids: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+        let mut ids: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
         for (fi, f) in families.iter().enumerate() {
             let family = u32::try_from(fi).unwrap_or(u32::MAX);
             for s in &f.series {
@@ -355,7 +355,7 @@ impl CsvLean {
                     None => {
                         let id = u32::try_from(lean.endpoint_urls.len()).unwrap_or(u32::MAX);
                         lean.endpoint_urls.push(s.endpoint_url.clone());
-                        ids.insert(&s.endpoint_url, id);
+                        ids.insert(s.endpoint_url.clone(), id);
                         id
                     }
                 };

@@ -42,6 +42,11 @@
 //! - Counts above 2^53 − 1 are refused (`COUNT_TOO_LARGE`, see [`crate::read::count`]): a
 //!   counter's `total`, a histogram's `count` and bucket counts.
 //!
+//! - A lean read ([`FamilyFilter::lean`], what `account` reads) keeps the series as
+//!   [`CsvLean`] (per series its family, endpoint, shared label set and the stats accounting
+//!   reads; no buckets, no other stats) and the families without series. Every cell is checked
+//!   as in a full read: the same rows are refused with the same errors.
+//!
 //! Errors carry the line and, for a cell, the character column where the cell starts (for a
 //! bucket count, where the count starts).
 
@@ -934,7 +939,7 @@ impl Store {
             return;
         }
         for mut o in open {
-            o.pairs.sort_unstable();
+            crate::sort::sort_by(&mut o.pairs, |a, b| a.cmp(b));
             let labels = self.info.labels(o.pairs);
             if let Some(s) = self.lean_series.get_mut(o.at) {
                 s.labels = labels;
@@ -948,7 +953,7 @@ impl Store {
         let Families { list, skipped, .. } = self.families;
         // Families sorted by name (each name is one family); `rank[i]`: where family `i` goes.
         let mut sorted: Vec<(usize, Family)> = list.into_iter().enumerate().collect();
-        sorted.sort_by(|a, b| a.1.name.cmp(&b.1.name));
+        crate::sort::sort_by(&mut sorted, |a, b| a.1.name.cmp(&b.1.name));
         let mut rank = vec![u32::MAX; sorted.len()];
         for (r, (i, _)) in sorted.iter().enumerate() {
             if let Some(slot) = rank.get_mut(*i) {
@@ -962,7 +967,7 @@ impl Store {
                 s.family = rank.get(s.family as usize).copied().unwrap_or(u32::MAX);
             }
             // Stable: a family's series stay in row order.
-            series.sort_by_key(|s| s.family);
+            crate::sort::sort_by_key(&mut series, |s| s.family);
             // Kept while the run is accounted: no spare capacity.
             series.shrink_to_fit();
             CsvLean {
@@ -985,7 +990,9 @@ enum Name {
 /// Families by name, in the order they were first read.
 #[derive(Default)]
 struct Families {
-    by_name: HashMap<String, Name>,
+    /// Name → its index in `names`.
+    by_name: HashMap<String, u32>,
+    names: Vec<Name>,
     /// The last name looked up (the rows of a family come together).
     last: Option<(String, Name)>,
     list: Vec<Family>,
@@ -1002,7 +1009,7 @@ impl Families {
             }
         }
         let n = match self.by_name.get(name) {
-            Some(n) => *n,
+            Some(&k) => self.names.get(k as usize).copied().unwrap_or(Name::Skipped),
             None => {
                 let n = if filter.wants(name) {
                     Name::Wanted(None)
@@ -1010,7 +1017,9 @@ impl Families {
                     self.skipped += 1;
                     Name::Skipped
                 };
-                self.by_name.insert(name.to_string(), n);
+                let k = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+                self.by_name.insert(name.to_string(), k);
+                self.names.push(n);
                 n
             }
         };
@@ -1027,7 +1036,14 @@ impl Families {
         let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
         self.list.push(new());
         let n = Name::Wanted(Some(i));
-        self.by_name.insert(name.to_string(), n);
+        // `name` was looked up first ([`Families::name`]), so it has its slot.
+        if let Some(slot) = self
+            .by_name
+            .get(name)
+            .and_then(|&k| self.names.get_mut(k as usize))
+        {
+            *slot = n;
+        }
         self.remember(name, n);
         i
     }
@@ -1050,7 +1066,7 @@ impl Families {
 #[derive(Default)]
 struct Endpoints {
     /// Display form → its index in `displays`.
-    by_display: HashMap<String, usize>,
+    by_display: HashMap<String, u32>,
     /// Display forms in order of first sight, each with its endpoint.
     displays: Vec<(String, u32)>,
     /// The index in `displays` of the last row's endpoint.
@@ -1073,8 +1089,8 @@ impl Endpoints {
             }
         }
         if let Some(&seq) = self.by_display.get(display) {
-            self.last = seq;
-            return self.displays.get(seq).map_or(u32::MAX, |d| d.1);
+            self.last = seq as usize;
+            return self.displays.get(self.last).map_or(u32::MAX, |d| d.1);
         }
         let url = endpoint_url_from_display(display);
         let id = match self.by_url.get(&url) {
@@ -1087,7 +1103,8 @@ impl Endpoints {
             }
         };
         self.last = self.displays.len();
-        self.by_display.insert(display.to_string(), self.last);
+        let seq = u32::try_from(self.last).unwrap_or(u32::MAX);
+        self.by_display.insert(display.to_string(), seq);
         self.displays.push((display.to_string(), id));
         id
     }
@@ -1101,8 +1118,9 @@ impl Endpoints {
 /// repeats the same few sets on every endpoint, and each row would otherwise hold its own map.
 #[derive(Default)]
 struct LabelSets {
-    /// `len name len value …` of the row's non-empty label cells → the set.
-    by_key: HashMap<Vec<u8>, Arc<Labels>>,
+    /// `len name len value …` of the row's non-empty label cells → the set's index in `sets`.
+    by_key: HashMap<Vec<u8>, u32>,
+    sets: Vec<Arc<Labels>>,
     /// The key of the row being read (reused).
     key: Vec<u8>,
     /// The last set given, by its key (the rows of a family mostly share one).
@@ -1128,7 +1146,8 @@ impl LabelSets {
                 return Arc::clone(l);
             }
         }
-        let labels = match self.by_key.get(self.key.as_slice()) {
+        let known = self.by_key.get(self.key.as_slice());
+        let labels = match known.and_then(|&i| self.sets.get(i as usize)) {
             Some(l) => Arc::clone(l),
             None => {
                 let mut labels = Labels::new();
@@ -1139,7 +1158,9 @@ impl LabelSets {
                     }
                 }
                 let labels = Arc::new(labels);
-                self.by_key.insert(self.key.clone(), Arc::clone(&labels));
+                let i = u32::try_from(self.sets.len()).unwrap_or(u32::MAX);
+                self.by_key.insert(self.key.clone(), i);
+                self.sets.push(Arc::clone(&labels));
                 labels
             }
         };
@@ -1158,13 +1179,16 @@ impl LabelSets {
 /// `Key`/`Value` pair to one series until a key repeats.
 #[derive(Default)]
 struct InfoSeries {
-    /// (endpoint, family) → index in `open` of the series its next rows go to.
-    current: HashMap<(u32, u32), usize>,
+    /// (endpoint, family) (see [`pair_key`]) → index in `open` of the series its next rows
+    /// go to.
+    current: HashMap<Vec<u8>, u32>,
     open: Vec<OpenInfo>,
     /// Label names and values, each once (`OpenInfo::pairs` holds their ids).
     strings: Strings,
-    /// Label sets of closed series of a lean read by their sorted pairs, one copy each.
-    sets: HashMap<Vec<(u32, u32)>, Arc<Labels>>,
+    /// Label sets of closed series of a lean read by their sorted pairs (see [`pairs_key`]):
+    /// index in `set_list`, one copy each.
+    sets: HashMap<Vec<u8>, u32>,
+    set_list: Vec<Arc<Labels>>,
 }
 
 struct OpenInfo {
@@ -1178,15 +1202,17 @@ impl InfoSeries {
     /// The series (its index in `open`) the rows of (endpoint, family) go to, unless it
     /// already has `key`.
     fn current(&self, endpoint: u32, family: u32, key: u32) -> Option<usize> {
-        let &i = self.current.get(&(endpoint, family))?;
-        let o = self.open.get(i)?;
-        (!o.pairs.iter().any(|p| p.0 == key)).then_some(i)
+        let &i = self.current.get(pair_key(endpoint, family).as_slice())?;
+        let o = self.open.get(i as usize)?;
+        (!o.pairs.iter().any(|p| p.0 == key)).then_some(i as usize)
     }
 
     /// Start a series for (endpoint, family): its index in `open`.
     fn open(&mut self, endpoint: u32, family: u32, at: usize) -> usize {
         let i = self.open.len();
-        self.current.insert((endpoint, family), i);
+        let slot = u32::try_from(i).unwrap_or(u32::MAX);
+        self.current
+            .insert(pair_key(endpoint, family).to_vec(), slot);
         self.open.push(OpenInfo {
             at,
             pairs: Vec::new(),
@@ -1202,7 +1228,9 @@ impl InfoSeries {
 
     /// The shared label set of sorted (name, value) ids.
     fn labels(&mut self, pairs: Vec<(u32, u32)>) -> Arc<Labels> {
-        if let Some(l) = self.sets.get(&pairs) {
+        let key = pairs_key(&pairs);
+        let known = self.sets.get(&key);
+        if let Some(l) = known.and_then(|&i| self.set_list.get(i as usize)) {
             return Arc::clone(l);
         }
         let labels: Labels = pairs
@@ -1215,9 +1243,24 @@ impl InfoSeries {
             })
             .collect();
         let labels = Arc::new(labels);
-        self.sets.insert(pairs, Arc::clone(&labels));
+        let i = u32::try_from(self.set_list.len()).unwrap_or(u32::MAX);
+        self.sets.insert(key, i);
+        self.set_list.push(Arc::clone(&labels));
         labels
     }
+}
+
+/// Two ids as one map key (the reader's maps share one key type: less code in the .wasm).
+fn pair_key(a: u32, b: u32) -> [u8; 8] {
+    let mut k = [0u8; 8];
+    k[..4].copy_from_slice(&a.to_le_bytes());
+    k[4..].copy_from_slice(&b.to_le_bytes());
+    k
+}
+
+/// A list of id pairs as one map key.
+fn pairs_key(pairs: &[(u32, u32)]) -> Vec<u8> {
+    pairs.iter().flat_map(|&(a, b)| pair_key(a, b)).collect()
 }
 
 /// Strings, each kept once, by id.

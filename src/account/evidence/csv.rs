@@ -44,8 +44,10 @@ impl Evidence {
         let mut counters = Vec::new();
         let mut gauges = Vec::new();
         let mut histograms = Vec::new();
-        // Reader label sets → their interned copies (a reader shares each set already).
-        let mut shared: HashMap<*const Labels, Arc<Labels>> = HashMap::new();
+        // Reader label sets (by address: a reader shares each set already) → the index of
+        // their interned copies in `interned`.
+        let mut shared: HashMap<Vec<u8>, u32> = HashMap::new();
+        let mut interned: Vec<Arc<Labels>> = Vec::new();
         let endpoint = |i: &usize| series.get(*i).map(|s| s.endpoint);
         let order = csv_key_order(&lean);
         for group in order.chunk_by(|a, b| endpoint(a) == endpoint(b)) {
@@ -88,11 +90,15 @@ impl Evidence {
                 let Some(f) = csv.metrics.get(s.family as usize) else {
                     continue;
                 };
-                let labels = match shared.get(&Arc::as_ptr(&s.labels)) {
+                let at = (Arc::as_ptr(&s.labels) as usize).to_le_bytes();
+                let known = shared.get(at.as_slice());
+                let labels = match known.and_then(|&k| interned.get(k as usize)) {
                     Some(l) => Arc::clone(l),
                     None => {
                         let l = self.intern_shared(&s.labels);
-                        shared.insert(Arc::as_ptr(&s.labels), Arc::clone(&l));
+                        let k = u32::try_from(interned.len()).unwrap_or(u32::MAX);
+                        shared.insert(at.to_vec(), k);
+                        interned.push(Arc::clone(&l));
                         l
                     }
                 };
@@ -130,7 +136,7 @@ impl Evidence {
             if let Some((_, lo, hi)) = process_start {
                 self.process_start_stats.insert(url.to_string(), (lo, hi));
             }
-            sets.sort_unstable_by_key(Arc::as_ptr);
+            crate::sort::sort_by_key(&mut sets, Arc::as_ptr);
             sets.dedup_by(|a, b| Arc::ptr_eq(a, b));
             let known = self.label_sets.entry(url.to_string()).or_default();
             known.extend(sets);
@@ -170,7 +176,7 @@ fn csv_key_order(lean: &CsvLean) -> Vec<usize> {
         .zip(0u32..)
         .map(|(u, i)| (u.as_str(), i))
         .collect();
-    by_url.sort_unstable();
+    crate::sort::sort_by(&mut by_url, |a, b| a.cmp(b));
     let mut rank = vec![0u32; by_url.len()];
     for (r, (_, i)) in by_url.iter().enumerate() {
         if let Some(slot) = rank.get_mut(*i as usize) {
@@ -181,7 +187,7 @@ fn csv_key_order(lean: &CsvLean) -> Vec<usize> {
     let series = &lean.series;
     let mut order: Vec<usize> = (0..series.len()).collect();
     // Families are sorted by name in the export, so their index orders their spellings.
-    order.sort_by(|a, b| {
+    crate::sort::sort_by(&mut order, |a, b| {
         let (Some(a), Some(b)) = (series.get(*a), series.get(*b)) else {
             return std::cmp::Ordering::Equal;
         };
