@@ -1233,15 +1233,11 @@ impl InfoSeries {
         if let Some(l) = known.and_then(|&i| self.set_list.get(i as usize)) {
             return Arc::clone(l);
         }
-        let labels: Labels = pairs
-            .iter()
-            .map(|&(k, v)| {
-                (
-                    self.strings.get(k).to_string(),
-                    self.strings.get(v).to_string(),
-                )
-            })
-            .collect();
+        let mut labels = Labels::new();
+        for &(k, v) in &pairs {
+            let (k, v) = (self.strings.get(k), self.strings.get(v));
+            labels.insert(k.to_string(), v.to_string());
+        }
         let labels = Arc::new(labels);
         let i = u32::try_from(self.set_list.len()).unwrap_or(u32::MAX);
         self.sets.insert(key, i);
