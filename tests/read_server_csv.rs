@@ -1,9 +1,14 @@
 //! AIPerf `server_metrics_export.csv` reader: real files, hand-made errors, truncation sweep.
 
+use kvledger::account::{account_run, families_read, Policy};
+use kvledger::model::server_metrics::{CsvLean, CsvSeries};
 use kvledger::model::{Family, MetricType, ServerMetricsExport, ServerMetricsFormat, Stats};
-use kvledger::read::server_csv::read_server_metrics_csv;
-use kvledger::read::FamilyFilter;
+use kvledger::read::push::PushReader;
+use kvledger::read::server_csv::{read_server_metrics_csv, ServerCsvReader};
+use kvledger::read::{read_run, FamilyFilter, InputFile, RunOptions};
 use kvledger::{ErrorCode, ReadError};
+use std::path::PathBuf;
+mod common;
 
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/csv");
 
@@ -492,5 +497,258 @@ fn truncation_sweep_never_panics() {
         let mut b = bytes.clone();
         b[i] = [b'"', b',', b'\n', 0xff, b'x'][i % 5];
         let _ = read(&b);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The lean read (what `account` reads): the same checks, only what accounting needs kept.
+
+/// Every CSV of tests/fixtures and examples/.
+fn csv_files() -> Vec<PathBuf> {
+    common::fixture_files()
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+        .collect()
+}
+
+fn read_lean(bytes: &[u8]) -> Result<ServerMetricsExport, ReadError> {
+    read_server_metrics_csv("t.csv", bytes, &FamilyFilter::all().lean())
+}
+
+/// Each series of a lean read: family, endpoint URL, labels and values (endpoint indices
+/// depend on the order endpoints were first seen).
+/// Values as bits, so that a NaN read equals itself.
+type SeriesView = (u32, String, kvledger::model::Labels, [Option<u64>; 3]);
+
+fn series_view(lean: &CsvLean) -> Vec<SeriesView> {
+    lean.series
+        .iter()
+        .map(|s| {
+            let values = [0, 1, 2].map(|i| s.value(i).map(f64::to_bits));
+            (
+                s.family,
+                lean.url(s).to_string(),
+                (*s.labels).clone(),
+                values,
+            )
+        })
+        .collect()
+}
+
+/// A lean read gives what a full read gives (its series made lean), or the same error.
+fn assert_lean_matches_full(bytes: &[u8], what: &str) {
+    match (read(bytes), read_lean(bytes)) {
+        (Ok(full), Ok(lean)) => {
+            let made_lean = CsvLean::of_families(&full.metrics);
+            let got = lean.csv_lean.as_ref().map(series_view);
+            assert!(got == Some(series_view(&made_lean)), "{what}");
+            assert!(lean.metrics.iter().all(|f| f.series.is_empty()), "{what}");
+            let bare = |e: &ServerMetricsExport| {
+                let mut e = e.clone();
+                e.csv_lean = None;
+                for f in &mut e.metrics {
+                    f.series.clear();
+                }
+                e
+            };
+            assert_eq!(bare(&full), bare(&lean), "{what}");
+            assert!(full.csv_lean.is_none(), "{what}");
+        }
+        (Err(a), Err(b)) => assert_eq!(a, b, "{what}"),
+        (a, b) => panic!(
+            "{what}: full read {:?}, lean read {:?}",
+            a.map(|_| "ok"),
+            b.map(|_| "ok")
+        ),
+    }
+}
+
+#[test]
+fn lean_read_of_every_fixture_matches_the_full_read() {
+    let files = csv_files();
+    assert!(files.len() >= 20, "{} CSV files", files.len());
+    let mut lean_series = 0;
+    for path in files {
+        let bytes = std::fs::read(&path).expect("fixture");
+        assert_lean_matches_full(&bytes, &path.display().to_string());
+        if let Ok(e) = read_lean(&bytes) {
+            lean_series += e.csv_lean.map_or(0, |l| l.series.len());
+        }
+    }
+    assert!(lean_series > 500, "{lean_series}");
+}
+
+#[test]
+fn lean_series_values_by_type() {
+    let e = read_lean(&conc(1)).unwrap();
+    let lean = e.csv_lean.as_ref().unwrap();
+    let of = |name: &str| -> Vec<&CsvSeries> {
+        let i = e.metrics.iter().position(|f| f.name == name).unwrap() as u32;
+        lean.series.iter().filter(|s| s.family == i).collect()
+    };
+    let full = read(&conc(1)).unwrap();
+    let by_source = of("vllm:prompt_tokens_by_source");
+    let want: Vec<Option<f64>> = family(&full, "vllm:prompt_tokens_by_source")
+        .series
+        .iter()
+        .map(|s| counter_total(&s.stats))
+        .collect();
+    let got: Vec<Option<f64>> = by_source
+        .iter()
+        .map(|s| s.value(CsvSeries::TOTAL))
+        .collect();
+    assert_eq!(got, want);
+    assert!(by_source
+        .iter()
+        .all(|s| s.value(1).is_none() && s.value(2).is_none()));
+    for s in &by_source {
+        assert_eq!(lean.url(s), "http://localhost:8889/metrics");
+        assert!(s.labels.contains_key("source"));
+    }
+    // The info series: one per endpoint and metric, value 1, labels from Key/Value.
+    let info = of("vllm:cache_config_info");
+    assert_eq!(info.len(), 1);
+    assert_eq!(info[0].value(CsvSeries::AVG), Some(1.0));
+    assert_eq!(info[0].value(CsvSeries::MAX), Some(1.0));
+    assert!(!info[0].labels.is_empty());
+}
+
+/// Inputs a lean read must refuse exactly as a full read: truncations, byte flips, and cells
+/// replaced by bad numbers, counts above 2^53 − 1, wrong types and quotes.
+fn corruptions(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let step = (bytes.len() / 150).max(1);
+    for cut in (0..bytes.len()).step_by(step) {
+        out.push(bytes[..cut].to_vec());
+    }
+    for (n, i) in (0..bytes.len()).step_by(step + 13).enumerate() {
+        let mut b = bytes.to_vec();
+        b[i] = [b'"', b',', b'\n', 0xff, b'x', b' ', b'#', b'='][n % 8];
+        out.push(b);
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.split('\n').collect();
+    let bad = [
+        "abc",
+        "9007199254740993",
+        "1e400",
+        "nan",
+        " 5 ",
+        "\"a,b\"",
+        "\"x\"\"y\"",
+        "\"multi\nline\"",
+        "counter",
+        "histogram",
+        "gauge",
+        "0.1=1;+Inf=9007199254740993",
+        "0.1=x",
+        "\"open",
+        "é",
+        "",
+    ];
+    for (n, li) in (7..lines.len()).step_by(lines.len() / 40 + 1).enumerate() {
+        let cells: Vec<&str> = lines[li].split(',').collect();
+        for k in 0..cells.len().min(20) {
+            if (n + k) % 3 != 0 {
+                continue;
+            }
+            let mut c = cells.clone();
+            c[k] = bad[(n * 7 + k) % bad.len()];
+            let mut l = lines.clone();
+            let row = c.join(",");
+            l[li] = &row;
+            out.push(l.join("\n").into_bytes());
+        }
+    }
+    out
+}
+
+#[test]
+fn lean_read_refuses_what_the_full_read_refuses() {
+    let mut errors = 0;
+    let sources = [
+        "conc1_kvnone.server_metrics_export.csv",
+        "tp4_bs64_offloadon.metrics_server_metrics.csv",
+    ];
+    for name in sources {
+        for (n, b) in corruptions(&fixture(name)).iter().enumerate() {
+            assert_lean_matches_full(b, &format!("{name} #{n}"));
+            errors += usize::from(read(b).is_err());
+        }
+    }
+    assert!(errors > 200, "{errors} inputs refused");
+}
+
+/// Push `bytes` in `size`-byte chunks into a lean reader.
+fn read_lean_chunked(bytes: &[u8], size: usize) -> Result<ServerMetricsExport, ReadError> {
+    let mut r = ServerCsvReader::new("t.csv", &FamilyFilter::all().lean());
+    for c in bytes.chunks(size.max(1)) {
+        r.push(c)?;
+    }
+    r.finish()
+}
+
+#[test]
+fn lean_read_same_for_every_chunking() {
+    let mut inputs: Vec<Vec<u8>> = csv_files()
+        .iter()
+        .map(|p| std::fs::read(p).expect("fixture"))
+        .collect();
+    inputs.extend(corruptions(&conc(4)).into_iter().step_by(9));
+    for (n, b) in inputs.iter().enumerate() {
+        let whole = read_lean(b);
+        for size in [1, 7, 4096] {
+            assert_eq!(
+                read_lean_chunked(b, size),
+                whole,
+                "input {n}, chunks of {size}"
+            );
+        }
+    }
+}
+
+/// The run of one CSV as `account` reads it, and the same run with the CSV read in full
+/// (the same families, every series as a `Series`): accounting gives one result.
+#[test]
+fn accounting_from_a_lean_read_equals_from_a_full_read() {
+    let mut dirs: Vec<PathBuf> = csv_files()
+        .iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n == "server_metrics_export.csv")
+        })
+        .filter_map(|p| p.parent().map(PathBuf::from))
+        .collect();
+    dirs.dedup();
+    assert!(dirs.len() >= 10, "{} runs", dirs.len());
+    let opts = RunOptions {
+        families: families_read(),
+        ..RunOptions::default()
+    };
+    let policy = Policy::default();
+    for dir in dirs {
+        let inputs: Vec<InputFile<'_>> = std::fs::read_dir(&dir)
+            .expect("dir")
+            .flatten()
+            .filter(|e| e.path().is_file())
+            .map(|e| InputFile::path(e.file_name().to_string_lossy().to_string(), e.path()))
+            .collect();
+        let Ok(lean_run) = read_run(&inputs, &opts) else {
+            continue;
+        };
+        let Some(lean) = &lean_run.server_csv else {
+            continue;
+        };
+        assert!(lean.csv_lean.is_some(), "{}", dir.display());
+        let bytes = std::fs::read(dir.join("server_metrics_export.csv")).expect("csv");
+        let mut full = read(&bytes).expect("full read");
+        full.metrics
+            .retain(|f| lean.metrics.iter().any(|l| l.name == f.name));
+        full.skipped_families = lean.skipped_families;
+        let mut full_run = lean_run.clone();
+        full_run.server_csv = Some(full);
+        let a = serde_json::to_string(&account_run(&lean_run, &policy)).expect("json");
+        let b = serde_json::to_string(&account_run(&full_run, &policy)).expect("json");
+        assert_eq!(a, b, "{}", dir.display());
     }
 }

@@ -11,6 +11,9 @@ use crate::read::Run;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+/// The CSV export's intake (its series read lean).
+mod csv;
+
 /// One slice of a counter: its stated bounds and its mass.
 pub use crate::model::CounterSlice as Slice;
 
@@ -220,26 +223,6 @@ impl Evidence {
                 .map(|d| format!("{source}: {d}")),
         );
     }
-
-    /// The CSV twin of the JSON export: its counter totals are kept beside the JSON's so a
-    /// disagreement is seen (the CSV rounds floats to `%.4f`).
-    fn add_csv_totals(&mut self, csv: &ServerMetricsExport) {
-        for f in &csv.metrics {
-            for s in &f.series {
-                let Stats::Counter(c) = &s.stats else {
-                    continue;
-                };
-                let key = SeriesKey {
-                    endpoint_url: s.endpoint_url.clone(),
-                    spelling: f.name.clone(),
-                    labels: self.intern_shared(&s.labels),
-                };
-                if let Some(e) = self.series.get_mut(&key) {
-                    e.csv_total = c.total;
-                }
-            }
-        }
-    }
 }
 
 /// Collect the evidence of a run. The JSON export is preferred; the CSV (the same stats,
@@ -260,7 +243,7 @@ pub fn collect_with(run: &Run, mut fold: ScrapeFold) -> Evidence {
             ev.add_csv_totals(c);
         }
     } else if let Some(c) = &run.server_csv {
-        ev.add_export(c, "csv");
+        ev.add_csv(c);
     }
     fold_run_scrapes(&mut fold, run);
     fold.into_evidence(&mut ev);

@@ -19,14 +19,19 @@ pub enum MetricType {
 }
 
 impl MetricType {
+    /// A type name, in any ASCII case (without a lowercased copy: the CSV reader asks once
+    /// per row).
     pub fn parse(s: &str) -> Option<MetricType> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "counter" => Some(MetricType::Counter),
-            "gauge" => Some(MetricType::Gauge),
-            "histogram" => Some(MetricType::Histogram),
-            "unknown" | "untyped" => Some(MetricType::Unknown),
-            _ => None,
-        }
+        let s = s.trim();
+        [
+            ("counter", MetricType::Counter),
+            ("gauge", MetricType::Gauge),
+            ("histogram", MetricType::Histogram),
+            ("unknown", MetricType::Unknown),
+            ("untyped", MetricType::Unknown),
+        ]
+        .into_iter()
+        .find_map(|(name, t)| s.eq_ignore_ascii_case(name).then_some(t))
     }
 
     pub fn as_str(self) -> &'static str {
@@ -69,6 +74,12 @@ pub struct ServerMetricsExport {
     /// `duplicate_family_merged` when this is not empty. (Repeated series within a family are
     /// kept as written, not merged.)
     pub merged_duplicates: Vec<String>,
+    /// A CSV export read lean ([`crate::read::FamilyFilter::lean`]): its series, of each only
+    /// what accounting reads. The families in `metrics` then hold no series. `None` for every
+    /// other read. Not part of the serialized shape (a lean read is accounting's, not shown).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub csv_lean: Option<CsvLean>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
@@ -115,6 +126,7 @@ pub struct Family {
     pub metric_type: MetricType,
     pub description: String,
     pub unit: Option<String>,
+    /// Empty in a lean CSV read: see [`ServerMetricsExport::csv_lean`].
     pub series: Vec<Series>,
 }
 
@@ -249,5 +261,113 @@ impl ServerMetricsExport {
             .iter()
             .map(|f| ("profiling", f))
             .chain(self.warmup_metrics.iter().map(|f| ("warmup", f)))
+    }
+}
+
+/// The series of a CSV export as accounting reads them: a CSV of many endpoints has one row
+/// per series (a 100 MB export holds about 400,000), and a full [`Series`] (about 330 B, most
+/// of it the stats of its kind) per row was most of the memory of reading one.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CsvLean {
+    /// Endpoint URLs (as [`Series::endpoint_url`]), each once; [`CsvSeries::endpoint`]
+    /// indexes this list.
+    pub endpoint_urls: Vec<String>,
+    /// In the order of a full read: by family (as [`ServerMetricsExport::metrics`]), then as
+    /// the rows come.
+    pub series: Vec<CsvSeries>,
+}
+
+/// One CSV series read lean (48 B): its family, endpoint and shared label set, and the stats
+/// accounting reads. Which stat is where depends on the family's type: a counter's `total`
+/// is [`CsvSeries::TOTAL`], a gauge's (and an `unknown` family's) `avg`, `min` and `max` are
+/// [`CsvSeries::AVG`], [`CsvSeries::MIN`], [`CsvSeries::MAX`], a histogram's `count` and `sum`
+/// are [`CsvSeries::COUNT`] and [`CsvSeries::SUM`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsvSeries {
+    /// Index of its family in [`ServerMetricsExport::metrics`].
+    pub family: u32,
+    /// Index of its endpoint in [`CsvLean::endpoint_urls`].
+    pub endpoint: u32,
+    pub labels: Arc<Labels>,
+    values: [f64; 3],
+    /// Bit `i` set: `values[i]` is present (every stat value may be absent, NaN included).
+    present: u8,
+}
+
+impl CsvSeries {
+    pub const TOTAL: usize = 0;
+    pub const AVG: usize = 0;
+    pub const MIN: usize = 1;
+    pub const MAX: usize = 2;
+    pub const COUNT: usize = 0;
+    pub const SUM: usize = 1;
+
+    pub fn new(family: u32, endpoint: u32, labels: Arc<Labels>, values: [Option<f64>; 3]) -> Self {
+        let mut present = 0u8;
+        for (i, v) in values.iter().enumerate() {
+            if v.is_some() {
+                present |= 1 << i;
+            }
+        }
+        CsvSeries {
+            family,
+            endpoint,
+            labels,
+            values: values.map(|v| v.unwrap_or(0.0)),
+            present,
+        }
+    }
+
+    /// Stat `i` (see the type's docs for which is which).
+    pub fn value(&self, i: usize) -> Option<f64> {
+        let v = self.values.get(i)?;
+        (self.present & (1 << i) != 0).then_some(*v)
+    }
+
+    /// The stats a lean read keeps of a full read's series, by its stats' kind.
+    pub fn values_of(stats: &Stats) -> [Option<f64>; 3] {
+        match stats {
+            Stats::Counter(c) => [c.total, None, None],
+            Stats::Gauge(g) => [g.avg, g.min, g.max],
+            Stats::Histogram(h) => [h.count, h.sum, None],
+        }
+    }
+}
+
+impl CsvLean {
+    /// The endpoint URL of one of its series.
+    pub fn url(&self, s: &CsvSeries) -> &str {
+        self.endpoint_urls
+            .get(s.endpoint as usize)
+            .map_or("", String::as_str)
+    }
+
+    /// The lean form of a full read's families (the same series in the same order), so that
+    /// accounting takes both reads one way.
+    pub fn of_families(families: &[Family]) -> CsvLean {
+        let mut lean = CsvLean::default();
+        let mut ids: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        for (fi, f) in families.iter().enumerate() {
+            let family = u32::try_from(fi).unwrap_or(u32::MAX);
+            for s in &f.series {
+                let endpoint = match ids.get(s.endpoint_url.as_str()) {
+                    Some(&id) => id,
+                    None => {
+                        let id = u32::try_from(lean.endpoint_urls.len()).unwrap_or(u32::MAX);
+                        lean.endpoint_urls.push(s.endpoint_url.clone());
+                        ids.insert(s.endpoint_url.clone(), id);
+                        id
+                    }
+                };
+                let values = CsvSeries::values_of(&s.stats);
+                lean.series.push(CsvSeries::new(
+                    family,
+                    endpoint,
+                    Arc::clone(&s.labels),
+                    values,
+                ));
+            }
+        }
+        lean
     }
 }

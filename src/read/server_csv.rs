@@ -42,10 +42,16 @@
 //! - Counts above 2^53 − 1 are refused (`COUNT_TOO_LARGE`, see [`crate::read::count`]): a
 //!   counter's `total`, a histogram's `count` and bucket counts.
 //!
+//! - A lean read ([`FamilyFilter::lean`], what `account` reads) keeps the series as
+//!   [`CsvLean`] (per series its family, endpoint, shared label set and the stats accounting
+//!   reads; no buckets, no other stats) and the families without series. Every cell is checked
+//!   as in a full read: the same rows are refused with the same errors.
+//!
 //! Errors carry the line and, for a cell, the character column where the cell starts (for a
 //! bucket count, where the count starts).
 
 use crate::error::{ErrorCode, Position, ReadError};
+use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{
     Bucket, CounterStats, ExportSummary, Family, GaugeStats, HistogramStats, Labels, MetricType,
     Series, ServerMetricsExport, ServerMetricsFormat, Stats,
@@ -53,8 +59,7 @@ use crate::model::{
 use crate::read::count;
 use crate::read::push::{drive, Lines, PushReader};
 use crate::read::FamilyFilter;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fmt::Write as _;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The stat columns of each CSV section, in AIPerf's order (the generator writes the same).
@@ -94,57 +99,84 @@ const SECTION_HINT: &str =
     "a section starts with a header row `Endpoint,Type,Metric,Unit,…` or `Endpoint,Metric,Key,Value,Description`";
 
 /// Reads a `server_metrics_export.csv` pushed in chunks (see [`PushReader`]). See the module
-/// docs for the mapping.
+/// docs for the mapping. A lean read ([`FamilyFilter::lean`]) keeps the series as
+/// [`CsvLean`]: only what accounting reads, every cell checked as in a full read.
 pub struct ServerCsvReader {
     file: String,
-    filter: FamilyFilter,
     lines: Lines,
     records: CsvRecords,
+    /// The cells of the plain row being read (reused from row to row).
+    spans: Vec<Span>,
+    state: State,
+}
+
+/// What the rows read so far have given.
+struct State {
+    filter: FamilyFilter,
     meta: Meta,
     saw_aiperf_comment: bool,
     saw_header: bool,
     saw_content: bool,
     section: Option<Section>,
-    families: BTreeMap<String, Family>,
-    skipped: BTreeSet<String>,
-    /// Label sets of metric rows, one shared copy each (see [`LabelSets`]).
-    label_sets: LabelSets,
-    /// (endpoint_url, metric) → index of the current info series in its family.
-    info_series: HashMap<(String, String), usize>,
+    store: Store,
 }
 
 impl ServerCsvReader {
     pub fn new(file: &str, filter: &FamilyFilter) -> Self {
         ServerCsvReader {
             file: file.to_string(),
-            filter: filter.clone(),
             lines: Lines::new(),
             records: CsvRecords::default(),
-            meta: Meta::default(),
-            saw_aiperf_comment: false,
-            saw_header: false,
-            saw_content: false,
-            section: None,
-            families: BTreeMap::new(),
-            skipped: BTreeSet::new(),
-            label_sets: LabelSets::default(),
-            info_series: HashMap::new(),
+            spans: Vec::new(),
+            state: State {
+                filter: filter.clone(),
+                meta: Meta::default(),
+                saw_aiperf_comment: false,
+                saw_header: false,
+                saw_content: false,
+                section: None,
+                store: Store {
+                    lean: filter.is_lean(),
+                    ..Store::default()
+                },
+            },
         }
     }
 
-    /// Take one physical line.
+    /// Take one physical line. A plain line (no quote, not a comment, not inside a quoted
+    /// field, not the first line with its possible byte-order mark) is split in place: the
+    /// rows of an export are almost all plain; any other line goes through [`CsvRecords`].
     fn take_line(&mut self, bytes: &[u8], line_no: u64) -> Result<(), ReadError> {
         let line_no = usize::try_from(line_no).unwrap_or(usize::MAX);
-        match self.records.line(&self.file, line_no, bytes)? {
-            Some(rec) => self.take_record(&rec),
-            None => Ok(()),
+        let plain = line_no > 1
+            && !self.records.is_open()
+            && bytes.first() != Some(&b'#')
+            && !bytes.contains(&b'"');
+        if !plain {
+            return match self.records.line(&self.file, line_no, bytes)? {
+                Some(rec) => self.state.take_record(&self.file, &rec),
+                None => Ok(()),
+            };
         }
+        let text = line_text(&self.file, line_no, bytes)?;
+        // Outside quotes a `\r` is dropped only as the line's last character (as `scan_line`).
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        split_plain(text, &mut self.spans);
+        let row = Row {
+            file: &self.file,
+            line: line_no,
+            text,
+            spans: &self.spans,
+            at: &[],
+        };
+        self.state.take_row(&row)
     }
+}
 
-    /// Take one record: a comment, a section header, an empty row or a data row.
-    fn take_record(&mut self, rec: &Record) -> Result<(), ReadError> {
-        let file = self.file.as_str();
-        let line = rec.line;
+impl State {
+    /// Take one record read by [`CsvRecords`]: a comment, or a row whose cells may have been
+    /// quoted.
+    fn take_record(&mut self, file: &str, rec: &Record) -> Result<(), ReadError> {
         if rec.is_comment {
             self.saw_content = true;
             if self.meta.take_comment(&rec.raw) {
@@ -152,22 +184,38 @@ impl ServerCsvReader {
             }
             return Ok(());
         }
+        let mut text = String::new();
+        let mut spans = Vec::with_capacity(rec.cells.len());
+        for c in &rec.cells {
+            let start = text.len();
+            text.push_str(c);
+            spans.push(Span {
+                start,
+                end: text.len(),
+            });
+        }
         let row = Row {
             file,
-            line,
-            cells: &rec.cells,
+            line: rec.line,
+            text: &text,
+            spans: &spans,
             at: &rec.at,
         };
-        let cells = &rec.cells;
-        if cells.iter().all(|c| c.is_empty()) {
+        self.take_row(&row)
+    }
+
+    /// Take one row: a section header, an empty row or a data row.
+    fn take_row(&mut self, row: &Row<'_>) -> Result<(), ReadError> {
+        let (file, line) = (row.file, row.line);
+        if row.cells().all(str::is_empty) {
             // An empty row ends the section.
             self.section = None;
             return Ok(());
         }
         self.saw_content = true;
-        if cells.first().map(|c| c.trim()) == Some("Endpoint") {
-            self.section = Some(Section::from_header(&row)?);
-            self.info_series.clear();
+        if trim(row.cell(0)) == "Endpoint" {
+            self.store.close_info();
+            self.section = Some(Section::from_header(row)?);
             self.saw_header = true;
             return Ok(());
         }
@@ -178,7 +226,7 @@ impl ServerCsvReader {
                     line,
                     format!(
                         "not an AIPerf server-metrics CSV: line {line} `{}` is not a section header ({SECTION_HINT})",
-                        preview(cells)
+                        preview(row)
                     ),
                 )
             } else {
@@ -189,35 +237,21 @@ impl ServerCsvReader {
                 )
             });
         };
-        if cells.len() != sec.width {
+        if row.len() != sec.width {
             return Err(csv_err(
                 file,
                 line,
                 format!(
                     "row has {} cells but its section header (line {}) has {} columns",
-                    cells.len(),
+                    row.len(),
                     sec.header_line,
                     sec.width
                 ),
             ));
         }
         match &sec.kind {
-            SectionKind::Metrics(m) => {
-                let into = RowsInto {
-                    families: &mut self.families,
-                    skipped: &mut self.skipped,
-                    label_sets: &mut self.label_sets,
-                };
-                read_metric_row(&row, m, &self.filter, into)
-            }
-            SectionKind::Info(i) => read_info_row(
-                &row,
-                i,
-                &self.filter,
-                &mut self.families,
-                &mut self.skipped,
-                &mut self.info_series,
-            ),
+            SectionKind::Metrics(m) => self.store.metric_row(row, m, &self.filter),
+            SectionKind::Info(i) => self.store.info_row(row, i, &self.filter),
         }
     }
 }
@@ -237,31 +271,34 @@ impl PushReader for ServerCsvReader {
         lines.finish(|line, n| self.take_line(line, n))?;
         self.records.finish(&self.file)?;
         let file = self.file.as_str();
-        if !self.saw_content {
+        let state = self.state;
+        if !state.saw_content {
             return Err(ReadError::whole(
                 ErrorCode::EmptyInput,
                 file,
                 "the CSV file is empty",
             ));
         }
-        if !self.saw_header && !self.saw_aiperf_comment {
+        if !state.saw_header && !state.saw_aiperf_comment {
             return Err(csv_err(
                 file,
                 1,
                 format!("not an AIPerf server-metrics CSV: no AIPerf comment header and no section header ({SECTION_HINT})"),
             ));
         }
+        let (metrics, csv_lean, skipped) = state.store.finish();
         Ok(ServerMetricsExport {
             format: ServerMetricsFormat::Csv,
-            schema_version: self.meta.schema_version,
-            aiperf_version: self.meta.aiperf_version,
-            benchmark_id: self.meta.benchmark_id,
+            schema_version: state.meta.schema_version,
+            aiperf_version: state.meta.aiperf_version,
+            benchmark_id: state.meta.benchmark_id,
             summary: ExportSummary::default(),
             metrics_phase: None,
-            metrics: self.families.into_values().collect(),
+            metrics,
             warmup_metrics: Vec::new(),
-            skipped_families: u32::try_from(self.skipped.len()).unwrap_or(u32::MAX),
+            skipped_families: u32::try_from(skipped).unwrap_or(u32::MAX),
             merged_duplicates: Vec::new(),
+            csv_lean,
         })
     }
 }
@@ -279,6 +316,39 @@ fn csv_err(file: &str, line: usize, message: impl Into<String>) -> ReadError {
     ReadError::new(ErrorCode::CsvSyntax, file, Position::line(line), message)
 }
 
+/// A line's text: UTF-8, without the byte-order mark a file may start with.
+fn line_text<'b>(file: &str, line_no: usize, bytes: &'b [u8]) -> Result<&'b str, ReadError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        ReadError::new(
+            ErrorCode::NotUtf8,
+            file,
+            Position::line(line_no),
+            format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
+        )
+    })?;
+    Ok(if line_no == 1 {
+        text.trim_start_matches('\u{feff}')
+    } else {
+        text
+    })
+}
+
+/// The cells of a line without quotes: what lies between its commas.
+fn split_plain(text: &str, spans: &mut Vec<Span>) {
+    spans.clear();
+    let mut start = 0;
+    for (i, b) in text.bytes().enumerate() {
+        if b == b',' {
+            spans.push(Span { start, end: i });
+            start = i + 1;
+        }
+    }
+    spans.push(Span {
+        start,
+        end: text.len(),
+    });
+}
+
 /// Where a cell starts: its line and character column, and whether it is quoted (its content
 /// then starts one column later).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -288,18 +358,41 @@ struct CellAt {
     quoted: bool,
 }
 
+/// A cell's bytes in its row's text.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
+}
+
 /// One data or header row, for reading cells and pointing errors at them.
 struct Row<'a> {
     file: &'a str,
     line: usize,
-    cells: &'a [String],
+    /// The cells' text: the line itself for a plain row, the cells one after the other for
+    /// a row read by [`CsvRecords`].
+    text: &'a str,
+    spans: &'a [Span],
+    /// Where each cell starts, for a row read by [`CsvRecords`]; empty for a plain row,
+    /// whose cells start where their spans do.
     at: &'a [CellAt],
 }
 
 impl Row<'_> {
+    fn len(&self) -> usize {
+        self.spans.len()
+    }
+
     /// A cell by index, "" when out of range (rows are width-checked before this is used).
     fn cell(&self, i: usize) -> &str {
-        self.cells.get(i).map(String::as_str).unwrap_or("")
+        self.spans
+            .get(i)
+            .and_then(|s| self.text.get(s.start..s.end))
+            .unwrap_or("")
+    }
+
+    fn cells(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).map(|i| self.cell(i))
     }
 
     fn opt_cell(&self, i: Option<usize>) -> Option<&str> {
@@ -308,9 +401,14 @@ impl Row<'_> {
 
     /// The position of character `offset` of cell `i`'s content.
     fn pos(&self, i: usize, offset: usize) -> Position {
-        match self.at.get(i) {
-            Some(a) => Position::line_col(a.line, a.column + usize::from(a.quoted) + offset),
-            None => Position::line(self.line),
+        if let Some(a) = self.at.get(i) {
+            return Position::line_col(a.line, a.column + usize::from(a.quoted) + offset);
+        }
+        match self.spans.get(i).and_then(|s| self.text.get(..s.start)) {
+            Some(before) if self.at.is_empty() => {
+                Position::line_col(self.line, before.chars().count() + 1 + offset)
+            }
+            _ => Position::line(self.line),
         }
     }
 
@@ -320,16 +418,25 @@ impl Row<'_> {
     }
 }
 
+/// `s.trim()`, without looking at characters when `s` starts and ends with a visible ASCII
+/// one (almost every cell).
+fn trim(s: &str) -> &str {
+    match (s.as_bytes().first(), s.as_bytes().last()) {
+        (Some(a), Some(b)) if a.is_ascii_graphic() && b.is_ascii_graphic() => s,
+        _ => s.trim(),
+    }
+}
+
 /// The first cells of a row, for messages.
-fn preview(cells: &[String]) -> String {
+fn preview(row: &Row<'_>) -> String {
     let mut s = String::new();
-    for (i, c) in cells.iter().take(4).enumerate() {
+    for (i, c) in row.cells().take(4).enumerate() {
         if i > 0 {
             s.push(',');
         }
         s.extend(c.chars().take(40));
     }
-    if cells.len() > 4 {
+    if row.len() > 4 {
         s.push_str(",…");
     }
     s
@@ -416,7 +523,61 @@ impl StatKind {
             StatKind::Histogram => "histogram",
         }
     }
+
+    /// Whether stat `i` of [`StatKind::names`] is a count (refused above 2^53 − 1): a
+    /// counter's `total`, a histogram's `count`.
+    fn is_count(self, i: usize) -> bool {
+        i == 0 && self != StatKind::Gauge
+    }
+
+    /// The stats of a row, each by its index in [`StatKind::names`].
+    fn stats(self, v: &[Option<f64>; STATS_MAX]) -> Stats {
+        match self {
+            StatKind::Gauge => Stats::Gauge(GaugeStats {
+                avg: v[0],
+                min: v[1],
+                max: v[2],
+                std: v[3],
+                p1: v[4],
+                p5: v[5],
+                p10: v[6],
+                p25: v[7],
+                p50: v[8],
+                p75: v[9],
+                p90: v[10],
+                p95: v[11],
+                p99: v[12],
+            }),
+            StatKind::Counter => Stats::Counter(CounterStats {
+                total: v[0],
+                rate: v[1],
+                rate_avg: v[2],
+                rate_min: v[3],
+                rate_max: v[4],
+                rate_std: v[5],
+            }),
+            StatKind::Histogram => Stats::Histogram(HistogramStats {
+                count: v[0],
+                count_rate: v[1],
+                sum: v[2],
+                sum_rate: v[3],
+                avg: v[4],
+                p1_estimate: v[5],
+                p5_estimate: v[6],
+                p10_estimate: v[7],
+                p25_estimate: v[8],
+                p50_estimate: v[9],
+                p75_estimate: v[10],
+                p90_estimate: v[11],
+                p95_estimate: v[12],
+                p99_estimate: v[13],
+            }),
+        }
+    }
 }
+
+/// The most stat columns of a section kind (a histogram's).
+const STATS_MAX: usize = HISTOGRAM_STATS.len();
 
 struct MetricCols {
     endpoint: usize,
@@ -426,8 +587,8 @@ struct MetricCols {
     description: Option<usize>,
     buckets: Option<usize>,
     stat_kind: StatKind,
-    /// Stat name → column index (only the section kind's stats).
-    stats: HashMap<&'static str, usize>,
+    /// The column of each stat of the kind, in [`StatKind::names`] order.
+    stats: Vec<Option<usize>>,
     /// (label name, column index) in header order.
     labels: Vec<(String, usize)>,
 }
@@ -442,8 +603,8 @@ struct InfoCols {
 
 impl Section {
     fn from_header(row: &Row<'_>) -> Result<Section, ReadError> {
-        let (file, line, cells) = (row.file, row.line, row.cells);
-        let names: Vec<String> = cells.iter().map(|c| c.trim().to_string()).collect();
+        let (file, line) = (row.file, row.line);
+        let names: Vec<String> = row.cells().map(|c| c.trim().to_string()).collect();
         let mut index: HashMap<&str, usize> = HashMap::new();
         for (i, n) in names.iter().enumerate() {
             if n.is_empty() {
@@ -492,12 +653,11 @@ impl Section {
                     "section header has none of the known statistic columns (e.g. `avg`, `total`, `count`)",
                 ));
             };
-            let mut stats = HashMap::new();
-            for s in stat_kind.names() {
-                if let Some(&i) = index.get(s) {
-                    stats.insert(*s, i);
-                }
-            }
+            let stats = stat_kind
+                .names()
+                .iter()
+                .map(|s| index.get(s).copied())
+                .collect();
             let labels = names
                 .iter()
                 .enumerate()
@@ -520,7 +680,7 @@ impl Section {
         };
         Ok(Section {
             header_line: line,
-            width: cells.len(),
+            width: row.len(),
             kind,
         })
     }
@@ -550,8 +710,7 @@ fn parse_number(
     count_of: Option<&str>,
 ) -> Result<f64, ReadError> {
     let s = row.cell(i);
-    let v = s
-        .trim()
+    let v = trim(s)
         .parse::<f64>()
         .map_err(|_| row.err(i, format!("column `{column}`: `{s}` is not a number")))?;
     if let Some(metric) = count_of.filter(|_| count::too_large(v)) {
@@ -566,191 +725,584 @@ fn parse_number(
     Ok(v)
 }
 
+// ---------------------------------------------------------------------------------------------
+// What the rows give
+
+/// The families, endpoints, label sets and series read so far.
+#[derive(Default)]
+struct Store {
+    /// Keep the series as [`CsvSeries`] (a lean read), not as [`Series`] in their families.
+    lean: bool,
+    families: Families,
+    endpoints: Endpoints,
+    /// Label sets of metric rows, one shared copy each (see [`LabelSets`]).
+    label_sets: LabelSets,
+    /// A lean read's series, in row order.
+    lean_series: Vec<CsvSeries>,
+    info: InfoSeries,
+}
+
+impl Store {
+    fn metric_row(
+        &mut self,
+        row: &Row<'_>,
+        cols: &MetricCols,
+        filter: &FamilyFilter,
+    ) -> Result<(), ReadError> {
+        let name = trim(row.cell(cols.metric));
+        if name.is_empty() {
+            return Err(row.err(cols.metric, "column `Metric` is empty"));
+        }
+        let type_cell = row.cell(cols.metric_type);
+        let Some(metric_type) = MetricType::parse(type_cell) else {
+            return Err(row.err(
+                cols.metric_type,
+                format!("column `Type`: `{type_cell}` is not a metric type (gauge, counter, histogram, unknown)"),
+            ));
+        };
+        if StatKind::of(metric_type) != cols.stat_kind {
+            return Err(row.err(
+                cols.metric_type,
+                format!(
+                    "a {} row in a section whose header has {} statistic columns",
+                    metric_type.as_str(),
+                    cols.stat_kind.as_str()
+                ),
+            ));
+        }
+        let Name::Wanted(known) = self.families.name(name, filter) else {
+            return Ok(());
+        };
+        let endpoint = trim(row.cell(cols.endpoint));
+        if endpoint.is_empty() {
+            return Err(row.err(cols.endpoint, "column `Endpoint` is empty"));
+        }
+        // Every stat cell is read (and checked) in column-name order, lean or not.
+        let mut values = [None; STATS_MAX];
+        for (k, (stat, col)) in cols.stat_kind.names().iter().zip(&cols.stats).enumerate() {
+            let Some(i) = *col else {
+                continue;
+            };
+            if row.cell(i).is_empty() {
+                continue;
+            }
+            let count_of = cols.stat_kind.is_count(k).then_some(name);
+            if let Some(slot) = values.get_mut(k) {
+                *slot = Some(parse_number(row, i, stat, count_of)?);
+            }
+        }
+        let stats = cols.stat_kind.stats(&values);
+        let mut buckets = None;
+        if let (MetricType::Histogram, Some(i)) = (metric_type, cols.buckets) {
+            if !row.cell(i).is_empty() {
+                let lean = self.lean;
+                let mut kept = Vec::new();
+                parse_buckets(row, i, name, |le, count| {
+                    if !lean {
+                        kept.push(Bucket {
+                            le: le.to_string(),
+                            count,
+                        });
+                    }
+                })?;
+                buckets = (!lean).then_some(kept);
+            }
+        }
+        let endpoint = self.endpoints.id(endpoint);
+        let labels = self.label_sets.of_row(row, cols);
+        let family = self.families.family(name, known, || Family {
+            name: name.to_string(),
+            metric_type,
+            description: row.opt_cell(cols.description).unwrap_or("").to_string(),
+            unit: row.opt_cell(cols.unit).map(str::to_string),
+            series: Vec::new(),
+        });
+        let Some(fam) = self.families.list.get_mut(family as usize) else {
+            return Ok(());
+        };
+        if fam.metric_type != metric_type {
+            return Err(row.err(
+                cols.metric_type,
+                format!(
+                    "metric `{name}` is {} here but {} on an earlier row",
+                    metric_type.as_str(),
+                    fam.metric_type.as_str()
+                ),
+            ));
+        }
+        if self.lean {
+            let values = CsvSeries::values_of(&stats);
+            self.lean_series
+                .push(CsvSeries::new(family, endpoint, labels, values));
+        } else {
+            fam.series.push(Series {
+                endpoint_url: self.endpoints.url(endpoint).to_string(),
+                labels,
+                stats,
+                timeslices: Vec::new(),
+                counter_slices: Default::default(),
+                buckets,
+            });
+        }
+        Ok(())
+    }
+
+    fn info_row(
+        &mut self,
+        row: &Row<'_>,
+        cols: &InfoCols,
+        filter: &FamilyFilter,
+    ) -> Result<(), ReadError> {
+        let name = trim(row.cell(cols.metric));
+        if name.is_empty() {
+            return Err(row.err(cols.metric, "column `Metric` is empty"));
+        }
+        let Name::Wanted(known) = self.families.name(name, filter) else {
+            return Ok(());
+        };
+        let endpoint = trim(row.cell(cols.endpoint));
+        if endpoint.is_empty() {
+            return Err(row.err(cols.endpoint, "column `Endpoint` is empty"));
+        }
+        let key = trim(row.cell(cols.key));
+        if key.is_empty() {
+            return Err(row.err(cols.key, "column `Key` is empty"));
+        }
+        let value = row.cell(cols.value);
+        let endpoint = self.endpoints.id(endpoint);
+        let family = self.families.family(name, known, || Family {
+            name: name.to_string(),
+            metric_type: MetricType::Gauge,
+            description: row.opt_cell(cols.description).unwrap_or("").to_string(),
+            unit: None,
+            series: Vec::new(),
+        });
+        let Some(fam) = self.families.list.get_mut(family as usize) else {
+            return Ok(());
+        };
+        if fam.metric_type != MetricType::Gauge {
+            return Err(row.err(
+                cols.metric,
+                format!(
+                    "info metric `{name}` is {} on an earlier row",
+                    fam.metric_type.as_str()
+                ),
+            ));
+        }
+        let pair = (self.info.strings.id(key), self.info.strings.id(value));
+        let open = match self.info.current(endpoint, family, pair.0) {
+            Some(i) => i,
+            None => {
+                // An info metric's value is 1 by convention.
+                let one = Some(1.0);
+                let at = if self.lean {
+                    let values = [one, one, one];
+                    let s = CsvSeries::new(family, endpoint, Arc::default(), values);
+                    self.lean_series.push(s);
+                    self.lean_series.len() - 1
+                } else {
+                    fam.series.push(Series {
+                        endpoint_url: self.endpoints.url(endpoint).to_string(),
+                        labels: Arc::default(),
+                        stats: Stats::Gauge(GaugeStats {
+                            avg: one,
+                            min: one,
+                            max: one,
+                            ..GaugeStats::default()
+                        }),
+                        timeslices: Vec::new(),
+                        counter_slices: Default::default(),
+                        buckets: None,
+                    });
+                    fam.series.len() - 1
+                };
+                self.info.open(endpoint, family, at)
+            }
+        };
+        let Some(open) = self.info.open.get_mut(open) else {
+            return Ok(());
+        };
+        open.pairs.push(pair);
+        if !self.lean {
+            if let Some(s) = fam.series.get_mut(open.at) {
+                Arc::make_mut(&mut s.labels).insert(key.to_string(), value.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    /// The info series of the section are complete: a lean read gives each its label set
+    /// (one shared copy per distinct set).
+    fn close_info(&mut self) {
+        let open = self.info.close();
+        if !self.lean {
+            return;
+        }
+        for mut o in open {
+            crate::sort::sort_by(&mut o.pairs, |a, b| a.cmp(b));
+            let labels = self.info.labels(o.pairs);
+            if let Some(s) = self.lean_series.get_mut(o.at) {
+                s.labels = labels;
+            }
+        }
+    }
+
+    /// The families sorted by name, a lean read's series, and how many families were skipped.
+    fn finish(mut self) -> (Vec<Family>, Option<CsvLean>, usize) {
+        self.close_info();
+        let Families { list, skipped, .. } = self.families;
+        // Families sorted by name (each name is one family); `rank[i]`: where family `i` goes.
+        let mut sorted: Vec<(usize, Family)> = list.into_iter().enumerate().collect();
+        crate::sort::sort_by(&mut sorted, |a, b| a.1.name.cmp(&b.1.name));
+        let mut rank = vec![u32::MAX; sorted.len()];
+        for (r, (i, _)) in sorted.iter().enumerate() {
+            if let Some(slot) = rank.get_mut(*i) {
+                *slot = u32::try_from(r).unwrap_or(u32::MAX);
+            }
+        }
+        let metrics = sorted.into_iter().map(|(_, f)| f).collect();
+        let lean = self.lean.then(|| {
+            let mut series = self.lean_series;
+            for s in &mut series {
+                s.family = rank.get(s.family as usize).copied().unwrap_or(u32::MAX);
+            }
+            // Stable: a family's series stay in row order.
+            crate::sort::sort_by_key(&mut series, |s| s.family);
+            // Kept while the run is accounted: no spare capacity.
+            series.shrink_to_fit();
+            CsvLean {
+                endpoint_urls: self.endpoints.urls,
+                series,
+            }
+        });
+        (metrics, lean, skipped)
+    }
+}
+
+/// What the filter says of a metric name, and its family once made.
+#[derive(Clone, Copy)]
+enum Name {
+    Skipped,
+    /// Kept; the index of its family in [`Families::list`] once a row made it.
+    Wanted(Option<u32>),
+}
+
+/// Families by name, in the order they were first read.
+#[derive(Default)]
+struct Families {
+    /// Name → its index in `names`.
+    by_name: HashMap<String, u32>,
+    names: Vec<Name>,
+    /// The last name looked up (the rows of a family come together).
+    last: Option<(String, Name)>,
+    list: Vec<Family>,
+    /// Names the filter skipped.
+    skipped: usize,
+}
+
+impl Families {
+    /// Whether the filter keeps `name` (a skipped name is counted once), and its family.
+    fn name(&mut self, name: &str, filter: &FamilyFilter) -> Name {
+        if let Some((last, n)) = &self.last {
+            if last == name {
+                return *n;
+            }
+        }
+        let n = match self.by_name.get(name) {
+            Some(&k) => self.names.get(k as usize).copied().unwrap_or(Name::Skipped),
+            None => {
+                let n = if filter.wants(name) {
+                    Name::Wanted(None)
+                } else {
+                    self.skipped += 1;
+                    Name::Skipped
+                };
+                let k = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+                self.by_name.insert(name.to_string(), k);
+                self.names.push(n);
+                n
+            }
+        };
+        self.remember(name, n);
+        n
+    }
+
+    /// The family of a kept `name` (`known` as [`Families::name`] gave it), made by `new`
+    /// the first time.
+    fn family(&mut self, name: &str, known: Option<u32>, new: impl FnOnce() -> Family) -> u32 {
+        if let Some(i) = known {
+            return i;
+        }
+        let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+        self.list.push(new());
+        let n = Name::Wanted(Some(i));
+        // `name` was looked up first ([`Families::name`]), so it has its slot.
+        if let Some(slot) = self
+            .by_name
+            .get(name)
+            .and_then(|&k| self.names.get_mut(k as usize))
+        {
+            *slot = n;
+        }
+        self.remember(name, n);
+        i
+    }
+
+    fn remember(&mut self, name: &str, n: Name) {
+        match &mut self.last {
+            Some((last, slot)) => {
+                if last != name {
+                    last.clear();
+                    last.push_str(name);
+                }
+                *slot = n;
+            }
+            None => self.last = Some((name.to_string(), n)),
+        }
+    }
+}
+
+/// Endpoints by their display form, each with its URL once.
+#[derive(Default)]
+struct Endpoints {
+    /// Display form → its index in `displays`.
+    by_display: HashMap<String, u32>,
+    /// Display forms in order of first sight, each with its endpoint.
+    displays: Vec<(String, u32)>,
+    /// The index in `displays` of the last row's endpoint.
+    last: usize,
+    /// Two display forms may give one URL (`h:1` and `http://h:1/metrics`): one endpoint.
+    by_url: HashMap<String, u32>,
+    urls: Vec<String>,
+}
+
+impl Endpoints {
+    fn id(&mut self, display: &str) -> u32 {
+        // A family's rows list the endpoints in the order the previous family did: the next
+        // endpoint, the same one again (another label set) or the first one is likely.
+        for seq in [self.last + 1, self.last, 0] {
+            if let Some((d, id)) = self.displays.get(seq) {
+                if d == display {
+                    self.last = seq;
+                    return *id;
+                }
+            }
+        }
+        if let Some(&seq) = self.by_display.get(display) {
+            self.last = seq as usize;
+            return self.displays.get(self.last).map_or(u32::MAX, |d| d.1);
+        }
+        let url = endpoint_url_from_display(display);
+        let id = match self.by_url.get(&url) {
+            Some(&id) => id,
+            None => {
+                let id = u32::try_from(self.urls.len()).unwrap_or(u32::MAX);
+                self.by_url.insert(url.clone(), id);
+                self.urls.push(url);
+                id
+            }
+        };
+        self.last = self.displays.len();
+        let seq = u32::try_from(self.last).unwrap_or(u32::MAX);
+        self.by_display.insert(display.to_string(), seq);
+        self.displays.push((display.to_string(), id));
+        id
+    }
+
+    fn url(&self, id: u32) -> &str {
+        self.urls.get(id as usize).map_or("", String::as_str)
+    }
+}
+
 /// One label set per distinct combination of a section's label cells: a CSV of many endpoints
 /// repeats the same few sets on every endpoint, and each row would otherwise hold its own map.
 #[derive(Default)]
 struct LabelSets {
-    /// `len:name len:value …` of the row's non-empty label cells → the set.
-    by_text: HashMap<String, Arc<Labels>>,
-    /// The text of the row being read (reused).
-    text: String,
+    /// `len name len value …` of the row's non-empty label cells → the set's index in `sets`.
+    by_key: HashMap<Vec<u8>, u32>,
+    sets: Vec<Arc<Labels>>,
+    /// The key of the row being read (reused).
+    key: Vec<u8>,
+    /// The last set given, by its key (the rows of a family mostly share one).
+    last: Option<(Vec<u8>, Arc<Labels>)>,
 }
 
 impl LabelSets {
     fn of_row(&mut self, row: &Row<'_>, cols: &MetricCols) -> Arc<Labels> {
-        self.text.clear();
+        self.key.clear();
         for (label, i) in &cols.labels {
             let v = row.cell(*i);
             if !v.is_empty() {
-                // Length-prefixed: no cell content can make two different sets one text.
+                // Length-prefixed: no cell content can make two different sets one key.
                 for part in [label.as_str(), v] {
-                    let _ = write!(self.text, "{}:{part}", part.len());
+                    self.key
+                        .extend_from_slice(&(part.len() as u64).to_le_bytes());
+                    self.key.extend_from_slice(part.as_bytes());
                 }
             }
         }
-        if let Some(l) = self.by_text.get(self.text.as_str()) {
-            return Arc::clone(l);
-        }
-        let mut labels = Labels::new();
-        for (label, i) in &cols.labels {
-            let v = row.cell(*i);
-            if !v.is_empty() {
-                labels.insert(label.clone(), v.to_string());
+        if let Some((key, l)) = &self.last {
+            if *key == self.key {
+                return Arc::clone(l);
             }
         }
-        let labels = Arc::new(labels);
-        self.by_text.insert(self.text.clone(), Arc::clone(&labels));
+        let known = self.by_key.get(self.key.as_slice());
+        let labels = match known.and_then(|&i| self.sets.get(i as usize)) {
+            Some(l) => Arc::clone(l),
+            None => {
+                let mut labels = Labels::new();
+                for (label, i) in &cols.labels {
+                    let v = row.cell(*i);
+                    if !v.is_empty() {
+                        labels.insert(label.clone(), v.to_string());
+                    }
+                }
+                let labels = Arc::new(labels);
+                let i = u32::try_from(self.sets.len()).unwrap_or(u32::MAX);
+                self.by_key.insert(self.key.clone(), i);
+                self.sets.push(Arc::clone(&labels));
+                labels
+            }
+        };
+        match &mut self.last {
+            Some((key, l)) => {
+                key.clone_from(&self.key);
+                *l = Arc::clone(&labels);
+            }
+            None => self.last = Some((self.key.clone(), Arc::clone(&labels))),
+        }
         labels
     }
 }
 
-/// Where a metric row goes.
-struct RowsInto<'a> {
-    families: &'a mut BTreeMap<String, Family>,
-    skipped: &'a mut BTreeSet<String>,
-    label_sets: &'a mut LabelSets,
+/// The info series of the current section: rows with the same endpoint and metric add their
+/// `Key`/`Value` pair to one series until a key repeats.
+#[derive(Default)]
+struct InfoSeries {
+    /// (endpoint, family) (see [`pair_key`]) → index in `open` of the series its next rows
+    /// go to.
+    current: HashMap<Vec<u8>, u32>,
+    open: Vec<OpenInfo>,
+    /// Label names and values, each once (`OpenInfo::pairs` holds their ids).
+    strings: Strings,
+    /// Label sets of closed series of a lean read by their sorted pairs (see [`pairs_key`]):
+    /// index in `set_list`, one copy each.
+    sets: HashMap<Vec<u8>, u32>,
+    set_list: Vec<Arc<Labels>>,
 }
 
-fn read_metric_row(
+struct OpenInfo {
+    /// The series: its index in its family (full read) or among the lean series.
+    at: usize,
+    /// (name, value) ids of its labels so far.
+    pairs: Vec<(u32, u32)>,
+}
+
+impl InfoSeries {
+    /// The series (its index in `open`) the rows of (endpoint, family) go to, unless it
+    /// already has `key`.
+    fn current(&self, endpoint: u32, family: u32, key: u32) -> Option<usize> {
+        let &i = self.current.get(pair_key(endpoint, family).as_slice())?;
+        let o = self.open.get(i as usize)?;
+        (!o.pairs.iter().any(|p| p.0 == key)).then_some(i as usize)
+    }
+
+    /// Start a series for (endpoint, family): its index in `open`.
+    fn open(&mut self, endpoint: u32, family: u32, at: usize) -> usize {
+        let i = self.open.len();
+        let slot = u32::try_from(i).unwrap_or(u32::MAX);
+        self.current
+            .insert(pair_key(endpoint, family).to_vec(), slot);
+        self.open.push(OpenInfo {
+            at,
+            pairs: Vec::new(),
+        });
+        i
+    }
+
+    /// End the section: its series, no longer open.
+    fn close(&mut self) -> Vec<OpenInfo> {
+        self.current.clear();
+        std::mem::take(&mut self.open)
+    }
+
+    /// The shared label set of sorted (name, value) ids.
+    fn labels(&mut self, pairs: Vec<(u32, u32)>) -> Arc<Labels> {
+        let key = pairs_key(&pairs);
+        let known = self.sets.get(&key);
+        if let Some(l) = known.and_then(|&i| self.set_list.get(i as usize)) {
+            return Arc::clone(l);
+        }
+        let mut labels = Labels::new();
+        for &(k, v) in &pairs {
+            let (k, v) = (self.strings.get(k), self.strings.get(v));
+            labels.insert(k.to_string(), v.to_string());
+        }
+        let labels = Arc::new(labels);
+        let i = u32::try_from(self.set_list.len()).unwrap_or(u32::MAX);
+        self.sets.insert(key, i);
+        self.set_list.push(Arc::clone(&labels));
+        labels
+    }
+}
+
+/// Two ids as one map key (the reader's maps share one key type: less code in the .wasm).
+fn pair_key(a: u32, b: u32) -> [u8; 8] {
+    let mut k = [0u8; 8];
+    k[..4].copy_from_slice(&a.to_le_bytes());
+    k[4..].copy_from_slice(&b.to_le_bytes());
+    k
+}
+
+/// A list of id pairs as one map key.
+fn pairs_key(pairs: &[(u32, u32)]) -> Vec<u8> {
+    pairs.iter().flat_map(|&(a, b)| pair_key(a, b)).collect()
+}
+
+/// Strings, each kept once, by id.
+#[derive(Default)]
+struct Strings {
+    ids: HashMap<String, u32>,
+    list: Vec<String>,
+}
+
+impl Strings {
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+        self.ids.insert(s.to_string(), id);
+        self.list.push(s.to_string());
+        id
+    }
+
+    fn get(&self, id: u32) -> &str {
+        self.list.get(id as usize).map_or("", String::as_str)
+    }
+}
+
+/// `le=count;le=count;…` in cell order, each bucket handed to `each` (its `le` trimmed);
+/// empty parts (a trailing `;`) are ignored. A count above 2^53 − 1 is refused at its
+/// position in the cell.
+fn parse_buckets(
     row: &Row<'_>,
-    cols: &MetricCols,
-    filter: &FamilyFilter,
-    into: RowsInto<'_>,
+    cell: usize,
+    metric: &str,
+    mut each: impl FnMut(&str, f64),
 ) -> Result<(), ReadError> {
-    let RowsInto {
-        families,
-        skipped,
-        label_sets,
-    } = into;
-    let name = row.cell(cols.metric).trim();
-    if name.is_empty() {
-        return Err(row.err(cols.metric, "column `Metric` is empty"));
-    }
-    let type_cell = row.cell(cols.metric_type);
-    let Some(metric_type) = MetricType::parse(type_cell) else {
-        return Err(row.err(
-            cols.metric_type,
-            format!("column `Type`: `{type_cell}` is not a metric type (gauge, counter, histogram, unknown)"),
-        ));
-    };
-    if StatKind::of(metric_type) != cols.stat_kind {
-        return Err(row.err(
-            cols.metric_type,
-            format!(
-                "a {} row in a section whose header has {} statistic columns",
-                metric_type.as_str(),
-                cols.stat_kind.as_str()
-            ),
-        ));
-    }
-    if !filter.wants(name) {
-        skipped.insert(name.to_string());
-        return Ok(());
-    }
-    let endpoint = row.cell(cols.endpoint).trim();
-    if endpoint.is_empty() {
-        return Err(row.err(cols.endpoint, "column `Endpoint` is empty"));
-    }
-
-    let stat = |s: &'static str| -> Result<Option<f64>, ReadError> {
-        let is_count = matches!(
-            (cols.stat_kind, s),
-            (StatKind::Counter, "total") | (StatKind::Histogram, "count")
-        );
-        match cols.stats.get(s).copied() {
-            Some(i) if !row.cell(i).is_empty() => {
-                parse_number(row, i, s, is_count.then_some(name)).map(Some)
-            }
-            _ => Ok(None),
-        }
-    };
-    let stats = match cols.stat_kind {
-        StatKind::Gauge => Stats::Gauge(GaugeStats {
-            avg: stat("avg")?,
-            min: stat("min")?,
-            max: stat("max")?,
-            std: stat("std")?,
-            p1: stat("p1")?,
-            p5: stat("p5")?,
-            p10: stat("p10")?,
-            p25: stat("p25")?,
-            p50: stat("p50")?,
-            p75: stat("p75")?,
-            p90: stat("p90")?,
-            p95: stat("p95")?,
-            p99: stat("p99")?,
-        }),
-        StatKind::Counter => Stats::Counter(CounterStats {
-            total: stat("total")?,
-            rate: stat("rate")?,
-            rate_avg: stat("rate_avg")?,
-            rate_min: stat("rate_min")?,
-            rate_max: stat("rate_max")?,
-            rate_std: stat("rate_std")?,
-        }),
-        StatKind::Histogram => Stats::Histogram(HistogramStats {
-            count: stat("count")?,
-            count_rate: stat("count_rate")?,
-            sum: stat("sum")?,
-            sum_rate: stat("sum_rate")?,
-            avg: stat("avg")?,
-            p1_estimate: stat("p1_estimate")?,
-            p5_estimate: stat("p5_estimate")?,
-            p10_estimate: stat("p10_estimate")?,
-            p25_estimate: stat("p25_estimate")?,
-            p50_estimate: stat("p50_estimate")?,
-            p75_estimate: stat("p75_estimate")?,
-            p90_estimate: stat("p90_estimate")?,
-            p95_estimate: stat("p95_estimate")?,
-            p99_estimate: stat("p99_estimate")?,
-        }),
-    };
-    let buckets = match (metric_type, cols.buckets) {
-        (MetricType::Histogram, Some(i)) if !row.cell(i).is_empty() => {
-            Some(parse_buckets(row, i, name)?)
-        }
-        _ => None,
-    };
-    let series = Series {
-        endpoint_url: endpoint_url_from_display(endpoint),
-        labels: label_sets.of_row(row, cols),
-        stats,
-        timeslices: Vec::new(),
-        counter_slices: Default::default(),
-        buckets,
-    };
-    let family = families.entry(name.to_string()).or_insert_with(|| Family {
-        name: name.to_string(),
-        metric_type,
-        description: row.opt_cell(cols.description).unwrap_or("").to_string(),
-        unit: row.opt_cell(cols.unit).map(str::to_string),
-        series: Vec::new(),
-    });
-    if family.metric_type != metric_type {
-        return Err(row.err(
-            cols.metric_type,
-            format!(
-                "metric `{name}` is {} here but {} on an earlier row",
-                metric_type.as_str(),
-                family.metric_type.as_str()
-            ),
-        ));
-    }
-    family.series.push(series);
-    Ok(())
-}
-
-/// `le=count;le=count;…` in cell order; empty parts (a trailing `;`) are ignored. A count
-/// above 2^53 − 1 is refused at its position in the cell.
-fn parse_buckets(row: &Row<'_>, cell: usize, metric: &str) -> Result<Vec<Bucket>, ReadError> {
     let s = row.cell(cell);
-    let mut out = Vec::new();
+    let ascii = s.is_ascii();
     // Character offset of each part in the cell.
     let mut offset = 0usize;
     for raw in s.split(';') {
         let part_at = offset;
-        offset += raw.chars().count() + 1;
-        let part = raw.trim();
+        offset += if ascii {
+            raw.len()
+        } else {
+            raw.chars().count()
+        } + 1;
+        let part = trim(raw);
         if part.is_empty() {
             continue;
         }
@@ -760,7 +1312,7 @@ fn parse_buckets(row: &Row<'_>, cell: usize, metric: &str) -> Result<Vec<Bucket>
                 format!("column `buckets`: `{part}` is not `le=count`"),
             ));
         };
-        let count_text = count.trim();
+        let count_text = trim(count);
         let value = count_text.parse::<f64>().map_err(|_| {
             row.err(
                 cell,
@@ -780,86 +1332,7 @@ fn parse_buckets(row: &Row<'_>, cell: usize, metric: &str) -> Result<Vec<Bucket>
                 count_text,
             ));
         }
-        out.push(Bucket {
-            le: le.trim().to_string(),
-            count: value,
-        });
-    }
-    Ok(out)
-}
-
-fn read_info_row(
-    row: &Row<'_>,
-    cols: &InfoCols,
-    filter: &FamilyFilter,
-    families: &mut BTreeMap<String, Family>,
-    skipped: &mut BTreeSet<String>,
-    info_series: &mut HashMap<(String, String), usize>,
-) -> Result<(), ReadError> {
-    let name = row.cell(cols.metric).trim();
-    if name.is_empty() {
-        return Err(row.err(cols.metric, "column `Metric` is empty"));
-    }
-    if !filter.wants(name) {
-        skipped.insert(name.to_string());
-        return Ok(());
-    }
-    let endpoint = row.cell(cols.endpoint).trim();
-    if endpoint.is_empty() {
-        return Err(row.err(cols.endpoint, "column `Endpoint` is empty"));
-    }
-    let key = row.cell(cols.key).trim();
-    if key.is_empty() {
-        return Err(row.err(cols.key, "column `Key` is empty"));
-    }
-    let value = row.cell(cols.value);
-    let url = endpoint_url_from_display(endpoint);
-    let family = families.entry(name.to_string()).or_insert_with(|| Family {
-        name: name.to_string(),
-        metric_type: MetricType::Gauge,
-        description: row.opt_cell(cols.description).unwrap_or("").to_string(),
-        unit: None,
-        series: Vec::new(),
-    });
-    if family.metric_type != MetricType::Gauge {
-        return Err(row.err(
-            cols.metric,
-            format!(
-                "info metric `{name}` is {} on an earlier row",
-                family.metric_type.as_str()
-            ),
-        ));
-    }
-    let group = (url.clone(), name.to_string());
-    let current = info_series.get(&group).copied().filter(|&i| {
-        family
-            .series
-            .get(i)
-            .is_some_and(|s| !s.labels.contains_key(key))
-    });
-    let idx = match current {
-        Some(i) => i,
-        None => {
-            family.series.push(Series {
-                endpoint_url: url,
-                labels: Arc::default(),
-                stats: Stats::Gauge(GaugeStats {
-                    avg: Some(1.0),
-                    min: Some(1.0),
-                    max: Some(1.0),
-                    ..GaugeStats::default()
-                }),
-                timeslices: Vec::new(),
-                counter_slices: Default::default(),
-                buckets: None,
-            });
-            let i = family.series.len() - 1;
-            info_series.insert(group, i);
-            i
-        }
-    };
-    if let Some(s) = family.series.get_mut(idx) {
-        Arc::make_mut(&mut s.labels).insert(key.to_string(), value.to_string());
+        each(trim(le), value);
     }
     Ok(())
 }
@@ -896,6 +1369,11 @@ struct OpenRecord {
 }
 
 impl CsvRecords {
+    /// Inside a quoted field that continues on the next line.
+    fn is_open(&self) -> bool {
+        self.open.is_some()
+    }
+
     /// Take physical line `line_no` (without its `\n`): the record it completes, if any.
     fn line(
         &mut self,
@@ -903,20 +1381,7 @@ impl CsvRecords {
         line_no: usize,
         bytes: &[u8],
     ) -> Result<Option<Record>, ReadError> {
-        let text = std::str::from_utf8(bytes).map_err(|e| {
-            ReadError::new(
-                ErrorCode::NotUtf8,
-                file,
-                Position::line(line_no),
-                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
-            )
-        })?;
-        // A UTF-8 byte-order mark at the start of the file is not content.
-        let text = if line_no == 1 {
-            text.trim_start_matches('\u{feff}')
-        } else {
-            text
-        };
+        let text = line_text(file, line_no, bytes)?;
         let (rec, in_quotes) = match self.open.take() {
             Some(open) => (open, true),
             None if text.starts_with('#') => {
@@ -1115,7 +1580,14 @@ mod tests {
     }
 
     fn buckets(cell: &str) -> Result<Vec<Bucket>, ReadError> {
-        let cells = ["m".to_string(), cell.to_string()];
+        let text = format!("m{cell}");
+        let spans = [
+            Span { start: 0, end: 1 },
+            Span {
+                start: 1,
+                end: text.len(),
+            },
+        ];
         let at = [
             CellAt {
                 line: 7,
@@ -1131,10 +1603,18 @@ mod tests {
         let row = Row {
             file: "t",
             line: 7,
-            cells: &cells,
+            text: &text,
+            spans: &spans,
             at: &at,
         };
-        parse_buckets(&row, 1, "m")
+        let mut out = Vec::new();
+        parse_buckets(&row, 1, "m", |le, count| {
+            out.push(Bucket {
+                le: le.to_string(),
+                count,
+            })
+        })?;
+        Ok(out)
     }
 
     #[test]

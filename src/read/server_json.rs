@@ -866,6 +866,7 @@ impl ExportState {
             warmup_metrics,
             skipped_families: skipped_p.saturating_add(skipped_w),
             merged_duplicates: self.merged,
+            csv_lean: None,
         }
     }
 
