@@ -31,7 +31,7 @@ pub struct PathError {
 /// with `serde_path_to_error::deserialize`); on error, locate the path in `text`.
 pub fn deserialize<T: DeserializeOwned>(
     text: &str,
-    de: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    de: &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
 ) -> Result<T, PathError> {
     T::deserialize(de).map_err(|error| PathError {
         path: path_of_error(text.as_bytes(), &error),
@@ -473,7 +473,7 @@ pub(crate) mod testing {
                 Err(e) => (e.path().to_string(), e.into_inner().to_string()),
             }
         };
-        let de = &mut serde_json::Deserializer::from_str(text);
+        let de = &mut serde_json::Deserializer::from_slice(text.as_bytes());
         let Err(e) = deserialize::<T>(text, de) else {
             panic!("{text:?}: plain parse succeeded where the tracked one failed");
         };

@@ -338,7 +338,7 @@ fn quote(key: &str) -> String {
 
 /// Read argument `arg` of a call from its JSON text, refusing unknown fields by path.
 pub fn from_json<T: serde::de::DeserializeOwned>(arg: &str, json: &str) -> Result<T, OptionsError> {
-    let mut de = serde_json::Deserializer::from_str(json);
+    let mut de = serde_json::Deserializer::from_slice(json.as_bytes());
     let value =
         json_path::deserialize(json, &mut de).map_err(|e| OptionsError::from_serde(arg, e))?;
     de.end()

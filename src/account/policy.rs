@@ -33,7 +33,7 @@ impl Default for Policy {
 impl Policy {
     /// Read a policy JSON object; absent fields take their defaults, unknown fields are refused.
     pub fn from_json(file: &str, text: &str) -> Result<Policy, ReadError> {
-        let de = &mut serde_json::Deserializer::from_str(text);
+        let de = &mut serde_json::Deserializer::from_slice(text.as_bytes());
         let p: Policy = crate::json_path::deserialize(text, de).map_err(|e| {
             let path = crate::json_path::display(&e.path);
             ReadError::from_json(file, &e.error, Some(path))

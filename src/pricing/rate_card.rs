@@ -246,7 +246,7 @@ const SHIPPED: [&str; 6] = [
 pub fn shipped_cards() -> Vec<RateCard> {
     SHIPPED
         .iter()
-        .filter_map(|text| serde_json::from_str(text).ok())
+        .filter_map(|text| serde_json::from_slice(text.as_bytes()).ok())
         .collect()
 }
 

@@ -652,7 +652,7 @@ fn list_index(key: Key) -> usize {
 
 /// Read launch facts from a JSON object.
 pub fn read_launch_json(file: &str, text: &str) -> Result<LaunchFacts, ReadError> {
-    let de = &mut serde_json::Deserializer::from_str(text);
+    let de = &mut serde_json::Deserializer::from_slice(text.as_bytes());
     let top: TopLevel = match crate::json_path::deserialize(text, de) {
         Ok(t) => t,
         Err(e) if e.error.classify() == serde_json::error::Category::Data && e.path.is_empty() => {

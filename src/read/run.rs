@@ -488,7 +488,7 @@ fn utf8<'b>(name: &str, bytes: &'b [u8]) -> Result<&'b str, ReadError> {
 /// The captures of a `captures.json` manifest, by base name.
 fn read_manifest(name: &str, bytes: &[u8]) -> Result<Vec<(String, CaptureMeta)>, ReadError> {
     let text = utf8(name, bytes)?;
-    let de = &mut serde_json::Deserializer::from_str(text);
+    let de = &mut serde_json::Deserializer::from_slice(text.as_bytes());
     let manifest: CaptureManifest = crate::json_path::deserialize(text, de).map_err(|e| {
         ReadError::from_json_text_at(name, text, &e.error, crate::json_path::shown(&e.path))
     })?;

@@ -265,7 +265,8 @@ impl Interner {
         if let Some(&s) = self.by_text.get(f).and_then(|m| m.get(text)) {
             return Ok(s);
         }
-        let labels: Option<Labels> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let labels: Option<Labels> =
+            serde_json::from_slice(text.as_bytes()).map_err(|e| e.to_string())?;
         let s = self.series(family, labels.unwrap_or_default());
         if let Some(m) = self.by_text.get_mut(f) {
             m.insert(text.into(), s);
@@ -445,7 +446,7 @@ fn parse_line(
     let bytes = text.as_bytes();
     ctx.line.clear();
     let notes = RefCell::new(Notes::default());
-    let mut json = serde_json::Deserializer::from_str(text);
+    let mut json = serde_json::Deserializer::from_slice(text.as_bytes());
     let seed = RecordSeed {
         ctx: &mut *ctx,
         notes: &notes,
@@ -533,7 +534,7 @@ fn line_error(
     let bytes = text.as_bytes();
     ctx.line.clear();
     let notes = RefCell::new(Notes::default());
-    let mut json = serde_json::Deserializer::from_str(text);
+    let mut json = serde_json::Deserializer::from_slice(text.as_bytes());
     let seed = RecordSeed {
         ctx: &mut *ctx,
         notes: &notes,
@@ -1094,7 +1095,7 @@ mod tests {
     /// `serde_path_to_error` through the whole record.
     fn tracked_line_error(text: &str, ctx: &mut Ctx<'_>) -> ReadError {
         let notes = RefCell::new(Notes::default());
-        let mut json = serde_json::Deserializer::from_str(text);
+        let mut json = serde_json::Deserializer::from_slice(text.as_bytes());
         let mut track = serde_path_to_error::Track::new();
         let seed = RecordSeed {
             ctx: &mut *ctx,

@@ -246,7 +246,7 @@ pub fn check(bytes: &[u8], file: Option<&str>) -> Result<Checked, Issue> {
             .at_byte(e.valid_up_to() as u64),
         )
     })?;
-    let root: Value = serde_json::from_str(text).map_err(|e| {
+    let root: Value = serde_json::from_slice(text.as_bytes()).map_err(|e| {
         let mut issue = Issue::new(
             UploadCode::MalformedJson,
             format!(
