@@ -26,7 +26,7 @@ pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
     let no_families = BTreeMap::new();
     for url in &ev.endpoints {
         let fams = ev.families.get(url).unwrap_or(&no_families);
-        let engine = detect_engine(fams.keys().map(String::as_str), framework);
+        let engine = detect_engine(fams.keys().map(|k| &**k), framework);
         let label_sets: Vec<Arc<Labels>> = ev
             .label_sets
             .get(url)
@@ -52,7 +52,7 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
     let mut present: BTreeSet<String> = ev
         .families
         .get(endpoint)
-        .map(|f| crate::sort::set_of(f.keys().cloned()))
+        .map(|f| crate::sort::set_of(f.keys().map(|k| k.to_string())))
         .unwrap_or_default();
     match engine {
         Engine::Sglang => {

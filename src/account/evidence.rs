@@ -24,10 +24,6 @@ pub struct SeriesEvidence {
     pub stats_total: Option<f64>,
     /// Profiling-phase counter timeslices, sorted by start.
     pub slices: Arc<[Slice]>,
-    /// Warmup-phase `stats.total` (schema 1.1 `warmup_metrics`).
-    pub warmup_total: Option<f64>,
-    /// Warmup-phase timeslices, sorted by start.
-    pub warmup_slices: Arc<[Slice]>,
     /// Raw cumulative samples (epoch ns, value), sorted by time, one per instant (compact:
     /// decoded series by series where read).
     pub samples: SampleBuf,
@@ -36,20 +32,54 @@ pub struct SeriesEvidence {
     pub coarsened: bool,
     /// From a schema 1.1 export whose totals are phase-scoped.
     pub phase_scoped: bool,
-    /// The CSV export's `total` of the same series, when the run has both exports.
-    pub csv_total: Option<f64>,
     /// Two raw samples at one timestamp carry different values.
     pub sample_conflict: bool,
     /// Time of the first raw sample that carried the series (earlier ones are the 0s a
     /// lazily created series stood at).
     pub first_sample_ns: Option<u64>,
+    /// What few series have (a warmup phase, a second export), apart: a many-series run
+    /// pays a pointer per series for it, not 48 bytes.
+    pub rare: Option<Box<RareEvidence>>,
+}
+
+/// The rarely present evidence of a series (see [`SeriesEvidence::rare`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RareEvidence {
+    /// Warmup-phase `stats.total` (schema 1.1 `warmup_metrics`).
+    pub warmup_total: Option<f64>,
+    /// Warmup-phase timeslices, sorted by start.
+    pub warmup_slices: Arc<[Slice]>,
+    /// The CSV export's `total` of the same series, when the run has both exports.
+    pub csv_total: Option<f64>,
+}
+
+impl SeriesEvidence {
+    pub fn warmup_total(&self) -> Option<f64> {
+        self.rare.as_ref().and_then(|r| r.warmup_total)
+    }
+
+    pub fn warmup_slices(&self) -> &[Slice] {
+        self.rare.as_ref().map_or(&[], |r| &r.warmup_slices)
+    }
+
+    pub fn csv_total(&self) -> Option<f64> {
+        self.rare.as_ref().and_then(|r| r.csv_total)
+    }
+
+    /// The rare evidence, made empty on first use.
+    pub(super) fn rare_mut(&mut self) -> &mut RareEvidence {
+        self.rare.get_or_insert_with(Box::default)
+    }
 }
 
 /// Key of one series.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SeriesKey {
-    pub endpoint_url: String,
-    pub spelling: String,
+    /// Shared by every series of the endpoint (see [`share_name`]): a many-endpoint run has
+    /// ~100k keys, and a copy each was most of the evidence's memory.
+    pub endpoint_url: Arc<str>,
+    /// Shared like `endpoint_url`.
+    pub spelling: Arc<str>,
     /// Shared by every series with the same label set (see `Evidence::intern`).
     pub labels: Arc<Labels>,
 }
@@ -72,8 +102,9 @@ pub struct Coverage {
 #[derive(Debug, Clone, Default)]
 pub struct Evidence {
     pub series: BTreeMap<SeriesKey, SeriesEvidence>,
-    /// Per endpoint: canonical family key → what is known about it.
-    pub families: BTreeMap<String, BTreeMap<String, FamilyInfo>>,
+    /// Per endpoint: canonical family key (shared, see [`share_name`]: ~20 on each of many
+    /// endpoints) → what is known about it.
+    pub families: BTreeMap<String, BTreeMap<Arc<str>, FamilyInfo>>,
     /// Gauge values per series: (avg, max) from stats or from samples.
     pub gauges: BTreeMap<SeriesKey, (Option<f64>, Option<f64>)>,
     /// Histogram (count, sum) per series over the profiling phase.
@@ -101,6 +132,18 @@ pub struct Evidence {
     /// Every distinct label set, kept once: a run of many endpoints repeats the same few
     /// sets on each (see [`Evidence::intern`]).
     interned: BTreeSet<Arc<Labels>>,
+    /// Every distinct endpoint URL and family spelling of the keys, kept once.
+    names: BTreeSet<Arc<str>>,
+}
+
+/// The one shared copy in `names` of `name`, made on first sight.
+pub(super) fn share_name(names: &mut BTreeSet<Arc<str>>, name: &str) -> Arc<str> {
+    if let Some(n) = names.get(name) {
+        return Arc::clone(n);
+    }
+    let n: Arc<str> = Arc::from(name);
+    names.insert(Arc::clone(&n));
+    n
 }
 
 /// The process collector's start time: a change means the process restarted.
@@ -156,7 +199,13 @@ impl Evidence {
             Some(f) => f,
             None => self.families.entry(endpoint.to_string()).or_default(),
         };
-        let info = families.entry(canonical_family(spelling)).or_default();
+        let canonical = canonical_family(spelling);
+        let info = match families.get_mut(canonical.as_str()) {
+            Some(info) => info,
+            None => families
+                .entry(share_name(&mut self.names, &canonical))
+                .or_default(),
+        };
         if info.metric_type.is_none() || info.metric_type == Some(MetricType::Unknown) {
             info.metric_type = t.or(info.metric_type);
         }
@@ -168,8 +217,8 @@ impl Evidence {
             let labels = self.intern_shared(&s.labels);
             self.note_labels(&s.endpoint_url, &labels);
             let key = SeriesKey {
-                endpoint_url: s.endpoint_url.clone(),
-                spelling: f.name.clone(),
+                endpoint_url: share_name(&mut self.names, &s.endpoint_url),
+                spelling: share_name(&mut self.names, &f.name),
                 labels,
             };
             match &s.stats {
@@ -177,8 +226,9 @@ impl Evidence {
                     let e = self.series.entry(key).or_default();
                     e.phase_scoped |= phase_scoped;
                     if warmup {
-                        e.warmup_total = c.total;
-                        e.warmup_slices = slices_of(s);
+                        let rare = e.rare_mut();
+                        rare.warmup_total = c.total;
+                        rare.warmup_slices = slices_of(s);
                     } else {
                         e.stats_total = c.total;
                         e.slices = slices_of(s);
@@ -251,7 +301,7 @@ pub fn collect_with(run: &Run, mut fold: ScrapeFold) -> Evidence {
         if let Some(s) = e.slices.iter().find(|s| s.total > 0.0) {
             let slot = ev
                 .first_mass_end
-                .entry(key.endpoint_url.clone())
+                .entry(key.endpoint_url.to_string())
                 .or_insert(s.end_ns);
             *slot = (*slot).min(s.end_ns);
         }

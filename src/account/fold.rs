@@ -14,7 +14,7 @@
 //! [`SampleBuf::decimate`]); the evidence then says so (`coarsened`, reason
 //! `evidence_coarsened`): every bound drawn from it still contains the truth, only wider.
 
-use super::evidence::{Evidence, SeriesKey, PROCESS_START};
+use super::evidence::{share_name, Evidence, SeriesKey, PROCESS_START};
 use super::request_scope::RecordFold;
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -32,8 +32,16 @@ pub struct Folded {
 /// Cumulative samples (epoch ns, value) of one series, delta-encoded: each sample is the
 /// zigzag varint of its time step, then either the zigzag varint of its integral value's step
 /// (shifted left one bit) or the tag 1 and the value's eight bytes. Lossless for every `f64`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SampleBuf {
+    /// None until the first sample: most series of a many-series CSV export have none, and
+    /// an empty buffer then costs a pointer, not the 56 bytes of its state.
+    data: Option<Box<SampleData>>,
+}
+
+/// The state of a [`SampleBuf`] with samples.
+#[derive(Debug, Clone, PartialEq)]
+struct SampleData {
     bytes: Vec<u8>,
     len: usize,
     last_t: u64,
@@ -81,59 +89,56 @@ fn as_int(v: f64) -> Option<i64> {
         .then_some(v as i64)
 }
 
-impl Default for SampleBuf {
-    fn default() -> Self {
-        SampleBuf {
-            bytes: Vec::new(),
-            len: 0,
-            last_t: 0,
-            last_int: 0,
-            sorted: true,
-        }
-    }
-}
-
 impl SampleBuf {
     pub fn new() -> Self {
         SampleBuf::default()
     }
 
     pub fn push(&mut self, t: u64, v: f64) {
-        if self.len > 0 && t < self.last_t {
-            self.sorted = false;
+        let d = self.data.get_or_insert_with(|| {
+            Box::new(SampleData {
+                bytes: Vec::new(),
+                len: 0,
+                last_t: 0,
+                last_int: 0,
+                sorted: true,
+            })
+        });
+        if d.len > 0 && t < d.last_t {
+            d.sorted = false;
         }
-        put_varint(&mut self.bytes, zigzag(t.wrapping_sub(self.last_t) as i64));
-        self.last_t = t;
+        put_varint(&mut d.bytes, zigzag(t.wrapping_sub(d.last_t) as i64));
+        d.last_t = t;
         match as_int(v) {
             Some(i) => {
-                put_varint(&mut self.bytes, zigzag(i.wrapping_sub(self.last_int)) << 1);
-                self.last_int = i;
+                put_varint(&mut d.bytes, zigzag(i.wrapping_sub(d.last_int)) << 1);
+                d.last_int = i;
             }
             None => {
-                self.bytes.push(1);
-                self.bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+                d.bytes.push(1);
+                d.bytes.extend_from_slice(&v.to_bits().to_le_bytes());
             }
         }
-        self.len += 1;
+        d.len += 1;
     }
 
     pub fn len(&self) -> usize {
-        self.len
+        self.data.as_ref().map_or(0, |d| d.len)
     }
 
     /// Whether every sample came at or after the one before it.
     pub fn is_sorted(&self) -> bool {
-        self.sorted
+        self.data.as_ref().is_none_or(|d| d.sorted)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// The samples in the order they were pushed.
     pub fn iter(&self) -> SampleIter<'_> {
         SampleIter {
-            bytes: &self.bytes,
+            bytes: self.data.as_ref().map_or(&[], |d| &d.bytes),
             at: 0,
             t: 0,
             int: 0,
@@ -141,14 +146,14 @@ impl SampleBuf {
     }
 
     pub fn to_vec(&self) -> Vec<(u64, f64)> {
-        let mut v = Vec::with_capacity(self.len);
+        let mut v = Vec::with_capacity(self.len());
         v.extend(self.iter());
         v
     }
 
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.bytes.capacity()
+        self.data.as_ref().map_or(0, |d| d.bytes.capacity())
     }
 
     /// Keep about half of the samples, soundly for a cumulative counter: between two kept
@@ -159,19 +164,21 @@ impl SampleBuf {
     /// neighbour (a contradiction must stay visible). Samples not in time order are sorted
     /// first. Returns whether anything was dropped.
     pub fn decimate(&mut self) -> bool {
-        if self.len < 3 {
+        if self.len() < 3 {
             return false;
         }
-        let out = if self.sorted {
+        let out = if self.is_sorted() {
             thin(self.iter())
         } else {
             let mut all = self.to_vec();
             all.sort_by(by_time_then_value);
             thin(all.into_iter())
         };
-        let dropped = out.len < self.len;
+        let dropped = out.len() < self.len();
         *self = out;
-        self.bytes.shrink_to_fit();
+        if let Some(d) = &mut self.data {
+            d.bytes.shrink_to_fit();
+        }
         dropped
     }
 }
@@ -286,6 +293,8 @@ pub struct ScrapeFold {
     intakes: Vec<Intake>,
     by_key: BTreeMap<SeriesKey, usize>,
     interned: BTreeSet<Arc<Labels>>,
+    /// The keys' endpoint URLs and spellings, kept once (see [`share_name`]).
+    names: BTreeSet<Arc<str>>,
     /// Families noted, in the order they were first seen: (endpoint, spelling, type).
     families: Vec<(String, String, Option<MetricType>)>,
     /// Label sets noted, per endpoint.
@@ -354,8 +363,8 @@ impl ScrapeFold {
             sets.insert(Arc::clone(&labels));
         }
         let key = SeriesKey {
-            endpoint_url: url.to_string(),
-            spelling: family.name.clone(),
+            endpoint_url: share_name(&mut self.names, url),
+            spelling: share_name(&mut self.names, &family.name),
             labels,
         };
         let at = match self.by_key.get(&key) {
@@ -624,7 +633,7 @@ impl ScrapeFold {
             times.dedup();
         }
         for (key, e) in ev.series.iter_mut() {
-            finish_samples(e, scrape_times.get(key.endpoint_url.as_str()));
+            finish_samples(e, scrape_times.get(&*key.endpoint_url));
         }
         let mut by_endpoint: BTreeMap<String, Vec<FileSamples<'_>>> = BTreeMap::new();
         for ((url, source), samples) in process_start {

@@ -320,14 +320,14 @@ fn from_slices(
 /// phase's total at the endpoint's last update, which can lie after the phase end, and then
 /// the difference is profiling mass. It is therefore applied under `trust_phase_totals` only.
 fn warmup_proof(ev: &SeriesEvidence, straddle: &Slice) -> f64 {
-    let Some(total) = ev.warmup_total else {
+    let Some(total) = ev.warmup_total() else {
         return 0.0;
     };
-    if ev.warmup_slices.is_empty() {
+    if ev.warmup_slices().is_empty() {
         return 0.0;
     }
     let before: f64 = ev
-        .warmup_slices
+        .warmup_slices()
         .iter()
         .filter(|s| s.end_ns <= straddle.start_ns)
         .map(|s| s.total)
@@ -405,16 +405,16 @@ impl Candidates {
 pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounded {
     let samples = ev.samples.to_vec();
     let non_finite = ev.stats_total.is_some_and(|t| !finite_nonneg(t))
-        || ev.csv_total.is_some_and(|t| !finite_nonneg(t))
+        || ev.csv_total().is_some_and(|t| !finite_nonneg(t))
         || ev.slices.iter().any(|s| !finite_nonneg(s.total))
         || samples.iter().any(|s| !finite_nonneg(s.1));
     let telemetry = ev.stats_total.filter(|t| finite_nonneg(*t)).unwrap_or(0.0);
-    let csv_disagrees = match (ev.stats_total, ev.csv_total) {
+    let csv_disagrees = match (ev.stats_total, ev.csv_total()) {
         (Some(j), Some(c)) => (j - c).abs() > 1e-4 + 1e-9 * j.abs().max(c.abs()),
         _ => false,
     };
     let slices_disagree = slices_contradict_samples(ev, &samples, &ev.slices)
-        || slices_contradict_samples(ev, &samples, &ev.warmup_slices);
+        || slices_contradict_samples(ev, &samples, ev.warmup_slices());
     let mut result = Bounded {
         interval: Interval::unbounded(telemetry),
         method: Method::Unbounded,
@@ -560,7 +560,7 @@ fn covered_total(ev: &SeriesEvidence, at: &SeriesContext, w: Window) -> Option<f
         return None;
     }
     let t = ev.stats_total.filter(|t| finite_nonneg(*t))?;
-    Some(match ev.csv_total.filter(|c| finite_nonneg(*c)) {
+    Some(match ev.csv_total().filter(|c| finite_nonneg(*c)) {
         Some(c) => t.max(c),
         None => t,
     })
@@ -569,6 +569,7 @@ fn covered_total(ev: &SeriesEvidence, at: &SeriesContext, w: Window) -> Option<f
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::account::evidence::RareEvidence;
 
     const W: Window = Window {
         start_ns: 10_000_000_000,
@@ -660,8 +661,11 @@ mod tests {
     fn warmup_proof_tightens_the_straddle() {
         let ev = SeriesEvidence {
             slices: slices(&[150.0, 100.0, 100.0], 10 * S).into(),
-            warmup_total: Some(500.0),
-            warmup_slices: slices(&[200.0, 250.0], 8 * S).into(),
+            rare: Some(Box::new(RareEvidence {
+                warmup_total: Some(500.0),
+                warmup_slices: slices(&[200.0, 250.0], 8 * S).into(),
+                csv_total: None,
+            })),
             ..Default::default()
         };
         let w = Window {

@@ -5,6 +5,7 @@
 
 use super::evidence::SeriesKey;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The entries of `map` whose key is on `endpoint`, in key order.
 pub fn of_endpoint<'a, V>(
@@ -13,12 +14,12 @@ pub fn of_endpoint<'a, V>(
 ) -> impl Iterator<Item = (&'a SeriesKey, &'a V)> + 'a {
     // The least key of the endpoint: the empty spelling and the empty label set sort first.
     let first = SeriesKey {
-        endpoint_url: endpoint.to_string(),
-        spelling: String::new(),
+        endpoint_url: Arc::from(endpoint),
+        spelling: Arc::from(""),
         labels: Default::default(),
     };
     map.range(first..)
-        .take_while(move |(k, _)| k.endpoint_url == endpoint)
+        .take_while(move |(k, _)| &*k.endpoint_url == endpoint)
 }
 
 #[cfg(test)]
@@ -27,8 +28,8 @@ mod tests {
 
     fn key(endpoint: &str, spelling: &str, labels: &[(&str, &str)]) -> SeriesKey {
         SeriesKey {
-            endpoint_url: endpoint.to_string(),
-            spelling: spelling.to_string(),
+            endpoint_url: Arc::from(endpoint),
+            spelling: Arc::from(spelling),
             labels: std::sync::Arc::new(
                 labels
                     .iter()
@@ -60,7 +61,7 @@ mod tests {
         assert_eq!(got, vec![1, 0]);
         let scan: Vec<usize> = map
             .iter()
-            .filter(|(k, _)| k.endpoint_url == "http://a:1/metrics")
+            .filter(|(k, _)| &*k.endpoint_url == "http://a:1/metrics")
             .map(|(_, v)| *v)
             .collect();
         assert_eq!(got, scan);

@@ -129,7 +129,7 @@ fn sample_conflicts(ctx: &Ctx<'_>, endpoint: &str, reasons: &mut Vec<Reason>) {
     let families: BTreeSet<&str> = crate::sort::set_of(
         of_endpoint(&ctx.ev.series, endpoint)
             .filter(|(_, e)| e.sample_conflict)
-            .map(|(k, _)| k.spelling.as_str()),
+            .map(|(k, _)| &*k.spelling),
     );
     for family in families {
         reasons.push(
@@ -181,7 +181,7 @@ pub(super) fn map_series(
             key: &canon,
             spelling: &key.spelling,
             metric_type: families
-                .and_then(|f| f.get(&canon))
+                .and_then(|f| f.get(canon.as_str()))
                 .and_then(|i| i.metric_type),
         };
         let counters = ad.map_series(&view, &key.labels, &present, &ctx.tiers);
@@ -224,7 +224,7 @@ fn endpoint_counters(
             for series in pools.values() {
                 let series: Vec<&Bounded> = series
                     .iter()
-                    .filter(|(k, _)| k.spelling == keep)
+                    .filter(|(k, _)| *k.spelling == *keep)
                     .map(|(_, b)| b)
                     .collect();
                 let Some(first) = series.first() else {
@@ -277,7 +277,7 @@ fn alias_check(
     reasons: &mut Vec<Reason>,
 ) -> String {
     let spellings: BTreeSet<&str> =
-        crate::sort::set_of(pools.values().flatten().map(|(k, _)| k.spelling.as_str()));
+        crate::sort::set_of(pools.values().flatten().map(|(k, _)| &*k.spelling));
     if spellings.len() > 1 {
         let names = spellings.iter().copied().collect::<Vec<_>>().join(", ");
         let n = spellings.len();

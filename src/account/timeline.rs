@@ -149,7 +149,11 @@ fn summed_series<'a>(
 fn sum_slices(series: &[&SeriesEvidence], warmup: bool) -> Vec<Slice> {
     let mut out: Vec<Slice> = Vec::new();
     for s in series {
-        let slices = if warmup { &s.warmup_slices } else { &s.slices };
+        let slices = if warmup {
+            s.warmup_slices()
+        } else {
+            &s.slices[..]
+        };
         for sl in slices.iter() {
             match out.binary_search_by(|o| (o.start_ns, o.end_ns).cmp(&(sl.start_ns, sl.end_ns))) {
                 Ok(i) => out[i].total += sl.total,
@@ -328,7 +332,7 @@ fn counter_timeline(
 fn origin_of(ctx: &Ctx<'_>, warmup: Option<Window>) -> Option<u64> {
     let series = ctx.ev.series.values().flat_map(|s| {
         let first_slice = s
-            .warmup_slices
+            .warmup_slices()
             .first()
             .into_iter()
             .chain(s.slices.first())
@@ -352,7 +356,11 @@ fn warmup_range(run: &Run, ctx: &Ctx<'_>) -> Option<Window> {
             end_ns: r.end_ns,
         });
     }
-    let slices = ctx.ev.series.values().flat_map(|s| s.warmup_slices.iter());
+    let slices = ctx
+        .ev
+        .series
+        .values()
+        .flat_map(|s| s.warmup_slices().iter());
     let start = slices.clone().map(|s| s.start_ns).min()?;
     let end = slices.map(|s| s.end_ns).max()?;
     Some(Window {

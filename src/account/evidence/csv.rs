@@ -1,6 +1,6 @@
 //! The CSV export's series as evidence: per series its stats, taken in key order.
 
-use super::{Evidence, SeriesEvidence, SeriesKey, PROCESS_START};
+use super::{share_name, Evidence, SeriesEvidence, SeriesKey, PROCESS_START};
 use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{Labels, MetricType, ServerMetricsExport};
 use crate::read::names::canonical_family;
@@ -20,12 +20,12 @@ impl Evidence {
                 continue;
             }
             let key = SeriesKey {
-                endpoint_url: lean.url(s).to_string(),
-                spelling: f.name.clone(),
+                endpoint_url: share_name(&mut self.names, lean.url(s)),
+                spelling: share_name(&mut self.names, &f.name),
                 labels: self.intern_shared(&s.labels),
             };
             if let Some(e) = self.series.get_mut(&key) {
-                e.csv_total = s.value(CsvSeries::TOTAL);
+                e.rare_mut().csv_total = s.value(CsvSeries::TOTAL);
             }
         }
     }
@@ -36,10 +36,15 @@ impl Evidence {
     pub(super) fn add_csv(&mut self, csv: &ServerMetricsExport) {
         let lean = csv_lean(csv);
         let series = &lean.series;
-        let canonical: Vec<String> = csv
+        let canonical: Vec<Arc<str>> = csv
             .metrics
             .iter()
-            .map(|f| canonical_family(&f.name))
+            .map(|f| share_name(&mut self.names, &canonical_family(&f.name)))
+            .collect();
+        let spellings: Vec<Arc<str>> = csv
+            .metrics
+            .iter()
+            .map(|f| share_name(&mut self.names, &f.name))
             .collect();
         let mut counters = Vec::new();
         let mut gauges = Vec::new();
@@ -58,6 +63,7 @@ impl Evidence {
             else {
                 continue;
             };
+            let endpoint_url = share_name(&mut self.names, url);
             // What `note_family` does per series, once per family of the endpoint.
             let families = self.families.entry(url.to_string()).or_default();
             let mut last_family = None;
@@ -72,7 +78,7 @@ impl Evidence {
                 ) else {
                     continue;
                 };
-                let info = match families.get_mut(key) {
+                let info = match families.get_mut(&**key) {
                     Some(info) => info,
                     None => families.entry(key.clone()).or_default(),
                 };
@@ -87,7 +93,10 @@ impl Evidence {
                 let Some(s) = series.get(i) else {
                     continue;
                 };
-                let Some(f) = csv.metrics.get(s.family as usize) else {
+                let (Some(f), Some(spelling)) = (
+                    csv.metrics.get(s.family as usize),
+                    spellings.get(s.family as usize),
+                ) else {
                     continue;
                 };
                 let at = (Arc::as_ptr(&s.labels) as usize).to_le_bytes();
@@ -108,8 +117,8 @@ impl Evidence {
                     sets.push(Arc::clone(&labels));
                 }
                 let key = SeriesKey {
-                    endpoint_url: url.to_string(),
-                    spelling: f.name.clone(),
+                    endpoint_url: Arc::clone(&endpoint_url),
+                    spelling: Arc::clone(spelling),
                     labels,
                 };
                 match f.metric_type {
