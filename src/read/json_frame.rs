@@ -1,16 +1,19 @@
 //! A resumable JSON framer: the outer structure of a large JSON document, pushed in chunks.
 //!
 //! The server-metrics export is one JSON object of up to several GB, read in chunks (a file,
-//! a `ReadableStream`) with memory bounded by its largest series, and parsed from slices
-//! (serde_json is several times faster on a slice than on a reader). The framer walks the
-//! containers its [`Sink`] chooses to *open* (the top level, `metrics`, each family, each
-//! `series` array), checking their syntax itself, and hands every other value to the sink
-//! *whole*: the bytes of one complete value, which the sink parses with serde_json. Only the
-//! value being gathered is kept between pushes.
+//! a `ReadableStream`) with memory bounded by the largest value taken whole, and parsed from
+//! slices (serde_json is several times faster on a slice than on a reader). The framer walks
+//! the containers its [`Sink`] chooses to *open* (the top level, `metrics`, each family, each
+//! `series` array; in accounting reads each series and its `timeslices` too), checking their
+//! syntax itself, and hands every other value to the sink *whole*: the bytes of one complete
+//! value, which the sink parses with serde_json. Only the value being gathered is kept
+//! between pushes.
 //!
 //! Syntax errors of the opened containers carry serde_json's own messages (`expected `,` or
 //! `}``, `trailing comma`, `EOF while parsing an object`, …) at the offending byte; errors
-//! inside a whole value are serde_json's, which the sink places with [`Whole::origin`].
+//! inside a whole value are serde_json's, which the sink places with [`Whole::origin`]. A
+//! container the sink calls [`Sink::exact`] (one that a whole parse used to read) is read
+//! exactly as serde_json reads it inside a value, so that opening it changes no error.
 
 use crate::error::{ErrorCode, ReadError};
 use crate::read::locate::{count_chars, count_newlines, LineCol};
@@ -54,8 +57,8 @@ pub(crate) struct Whole<'a> {
     pub(crate) last: bool,
     /// Set by the sink: the length of the value it parsed.
     pub(crate) took: usize,
-    /// Line and column of its first byte.
-    origin: &'a mut dyn FnMut() -> LineCol,
+    /// Line and column of its first byte (`false`) or of the byte before it (`true`).
+    origin: &'a mut dyn FnMut(bool) -> LineCol,
 }
 
 /// Why the sink stopped short of taking a value.
@@ -74,7 +77,13 @@ impl From<ReadError> for Stop {
 impl Whole<'_> {
     /// Line and column of the value's first byte (computed on demand: errors, repeated keys).
     pub(crate) fn origin(&mut self) -> LineCol {
-        (self.origin)()
+        (self.origin)(false)
+    }
+
+    /// Line and column of the byte before the value (whitespace, `:`, `,` or `[`): where
+    /// serde_json places an error raised before it read any byte of the value.
+    pub(crate) fn before(&mut self) -> LineCol {
+        (self.origin)(true)
     }
 }
 
@@ -83,14 +92,33 @@ pub(crate) trait Sink {
     /// A value starts with `first` (`{` or `[`): open it (`true`: its members are reported
     /// one by one) or take it whole (`false`).
     fn open(&mut self, first: u8) -> bool;
-    /// A key of an opened object, decoded, at `at`.
-    fn key(&mut self, key: String, at: LineCol) -> Result<(), ReadError>;
+    /// Where the container just opened starts.
+    fn opened_at(&mut self, _at: LineCol) {}
+    /// A key of an opened object, decoded, at `at`; `after` is the last byte before the
+    /// next token (where serde_json places an error raised on reading the key: `duplicate
+    /// field`).
+    fn key(&mut self, key: String, at: LineCol, after: LineCol) -> Result<(), ReadError>;
     /// A value taken whole (under the last key, or the next element of an opened array).
     fn whole(&mut self, value: &mut Whole<'_>) -> Result<(), Stop>;
     /// An opened container ended (at its closing bracket).
     fn close(&mut self, at: LineCol) -> Result<(), ReadError>;
     /// The JSON path of the innermost opened container, for a syntax error in it.
     fn path(&self) -> Option<String>;
+    /// Whether the innermost opened container is read exactly as serde_json reads it inside
+    /// a value it parses: the document ending after a `,` or `:` is `EOF while parsing a
+    /// value` (not an unclosed object or list), and a number or literal is handed over with
+    /// the bytes after it (`nul,` is `expected ident` at the `,`, not a value cut short).
+    fn exact(&self) -> bool {
+        false
+    }
+    /// The `:` after a key was read: the member's value comes next.
+    fn colon(&mut self) {}
+    /// The innermost opened container is an array serde_json would skip (`IgnoredAny`),
+    /// which words a missing element differently: `[1,]` is `expected value`, not a trailing
+    /// comma; `Some` with the path of its next element.
+    fn skipped_array(&self) -> Option<String> {
+        None
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,6 +157,15 @@ struct Gathering {
     scalar: bool,
     /// Index in the current data where scanning resumes.
     next: usize,
+    /// Delivered once the next token is seen: a key (its error `duplicate field` is placed
+    /// before that token), a value of an exact container (serde_json names the path of an
+    /// error at its end by what follows it).
+    wait_next: bool,
+    /// A key or value waiting for the next token has ended at this index: the whitespace
+    /// after it is being skipped.
+    key_end: Option<usize>,
+    /// Line and column of the byte before it.
+    before: LineCol,
 }
 
 /// Opened containers: `true` for an object.
@@ -148,8 +185,13 @@ pub(crate) struct Framer {
     seen_content: bool,
     /// The last byte of the document seen (for the position of an EOF error).
     last: LineCol,
+    /// The byte before the current data's first one.
+    prior: LineCol,
     /// The most bytes one value may take before the document is refused.
     max_value: usize,
+    /// `expected value` at a `]` after `,` in a skipped array, its path decided by the next
+    /// token (see [`Sink::skipped_array`]): the position, and the path of the element.
+    missing: Option<(LineCol, String)>,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -167,7 +209,9 @@ impl Framer {
             gathering: None,
             seen_content: false,
             last: LineCol { line: 1, column: 1 },
+            prior: LineCol { line: 1, column: 1 },
             max_value,
+            missing: None,
         }
     }
 
@@ -202,6 +246,9 @@ impl Framer {
     pub(crate) fn finish(mut self, sink: &mut impl Sink) -> Result<(), ReadError> {
         let data = std::mem::take(&mut self.pending);
         self.scan(&data, true, sink)?;
+        if let Some((at, _)) = self.missing.take() {
+            return Err(self.syntax_at(at, "expected value", sink));
+        }
         match self.expect {
             Expect::Done => Ok(()),
             Expect::Root if !self.seen_content => Err(ReadError::whole(
@@ -210,7 +257,10 @@ impl Framer {
                 "the file is empty",
             )),
             _ => {
+                let after_separator =
+                    matches!(self.expect, Expect::Key | Expect::Element | Expect::Value);
                 let what = match self.stack.last() {
+                    _ if after_separator && sink.exact() => "EOF while parsing a value",
                     Some(true) => "EOF while parsing an object",
                     Some(false) => "EOF while parsing a list",
                     None => "EOF while parsing a value",
@@ -252,11 +302,15 @@ impl Framer {
         if let Some(g) = &mut self.gathering {
             g.start -= used;
             g.next -= used;
+            g.key_end = g.key_end.map(|k| k - used);
         }
         if used == data.len() && !data.is_empty() {
             // The last byte seen (an EOF error is placed there); with a value still being
             // gathered, the next scan sees it again.
             self.last = cursor.line_col(data, data.len() - 1);
+        }
+        if used > 0 {
+            self.prior = cursor.line_col(data, used - 1);
         }
         self.anchor = cursor.advanced(data, used);
         Ok(used)
@@ -275,10 +329,19 @@ impl Framer {
         let err = |this: &Self, cursor: &mut Cursor, msg: &str| {
             Err(this.syntax_at(cursor.line_col(data, i), msg, sink))
         };
+        if let Some((at, element)) = self.missing.take() {
+            // serde_json names the element when a container follows, else the array.
+            let mut e = self.syntax_at(at, "expected value", sink);
+            if matches!(b, b'{' | b'[') {
+                e.position.json_path = Some(element);
+            }
+            return Err(e);
+        }
         match self.expect {
             Expect::Done => err(self, cursor, "trailing characters"),
             Expect::Colon if b == b':' => {
                 self.expect = Expect::Value;
+                sink.colon();
                 Ok(i + 1)
             }
             Expect::Colon => err(self, cursor, "expected `:`"),
@@ -298,13 +361,20 @@ impl Framer {
             Expect::KeyOrEnd if b == b'}' => self.close(data, i, cursor, sink),
             Expect::ElementOrEnd if b == b']' => self.close(data, i, cursor, sink),
             Expect::Key if b == b'}' => err(self, cursor, "trailing comma"),
-            Expect::Element if b == b']' => err(self, cursor, "trailing comma"),
+            Expect::Element if b == b']' => match sink.skipped_array() {
+                Some(element) => {
+                    self.missing = Some((cursor.line_col(data, i), element));
+                    Ok(i + 1)
+                }
+                None => err(self, cursor, "trailing comma"),
+            },
             Expect::KeyOrEnd | Expect::Key if b != b'"' => {
                 err(self, cursor, "key must be a string")
             }
             Expect::KeyOrEnd | Expect::Key => self.begin(data, i, true, end, cursor, sink),
             Expect::Root | Expect::Element | Expect::ElementOrEnd | Expect::Value => {
                 if matches!(b, b'{' | b'[') && sink.open(b) {
+                    sink.opened_at(cursor.line_col(data, i));
                     self.stack.push(b == b'{');
                     self.expect = if b == b'{' {
                         Expect::KeyOrEnd
@@ -353,7 +423,12 @@ impl Framer {
         let b = data[i];
         if !is_key && matches!(b, b'{' | b'[' | b'"') {
             // Parse in place; gather only a value that runs past the data.
-            let mut origin = || cursor.line_col(data, i);
+            let prior = self.prior;
+            let mut origin = |before: bool| match (before, i.checked_sub(1)) {
+                (false, _) => cursor.line_col(data, i),
+                (true, Some(p)) => cursor.line_col(data, p),
+                (true, None) => prior,
+            };
             let mut value = Whole {
                 bytes: &data[i..],
                 last: end,
@@ -378,6 +453,13 @@ impl Framer {
             escaped: false,
             scalar: !matches!(b, b'{' | b'[' | b'"'),
             next: i + 1,
+            wait_next: is_key || (matches!(b, b'{' | b'[' | b'"') && sink.exact()),
+            key_end: None,
+            before: match i.checked_sub(1) {
+                _ if is_key => self.prior,
+                Some(p) => cursor.line_col(data, p),
+                None => self.prior,
+            },
         };
         self.gather(g, data, end, cursor, sink)
     }
@@ -393,6 +475,14 @@ impl Framer {
         sink: &mut impl Sink,
     ) -> Result<usize, ReadError> {
         match scan_value(&mut g, data) {
+            Some(_) if !g.is_key && (g.wait_next || g.scalar && sink.exact()) => {
+                self.gathering = None;
+                self.deliver_exact(g, data, cursor, sink)
+            }
+            None if end && !g.is_key && (g.wait_next || g.scalar && sink.exact()) => {
+                self.gathering = None;
+                self.deliver_exact(g, data, cursor, sink)
+            }
             Some(stop) => {
                 self.gathering = None;
                 self.deliver(g, &data[g.start..stop], data, cursor, sink)?;
@@ -412,6 +502,40 @@ impl Framer {
         }
     }
 
+    /// A value of an exact container whose end is in `data` (or the document's): parsed from
+    /// the bytes from its start on (the token after it included), as serde_json parses it
+    /// inside a value; the index after it.
+    fn deliver_exact(
+        &mut self,
+        g: Gathering,
+        data: &[u8],
+        cursor: &mut Cursor,
+        sink: &mut impl Sink,
+    ) -> Result<usize, ReadError> {
+        self.expect = self.after_value();
+        let start = g.start;
+        let mut origin = |before: bool| match before {
+            false => cursor.line_col(data, start),
+            true => g.before,
+        };
+        let mut value = Whole {
+            bytes: &data[start..],
+            last: true,
+            took: 0,
+            origin: &mut origin,
+        };
+        match sink.whole(&mut value) {
+            Ok(()) => Ok(start + value.took.max(1)),
+            Err(Stop::Error(e)) => Err(e),
+            Err(Stop::More) => Err(ReadError::new(
+                ErrorCode::JsonSyntax,
+                &self.file,
+                cursor.line_col(data, start).position(),
+                "EOF while parsing a value",
+            )),
+        }
+    }
+
     fn deliver(
         &mut self,
         g: Gathering,
@@ -422,6 +546,8 @@ impl Framer {
     ) -> Result<(), ReadError> {
         if g.is_key {
             let at = cursor.line_col(data, g.start);
+            let stop = g.start + bytes.len();
+            let bytes = g.key_end.map_or(bytes, |k| &data[g.start..k]);
             let key: String = serde_json::from_slice(bytes).map_err(|e| {
                 let mut pos = crate::read::locate::serde_error_position(bytes, &e)
                     .map(|p| p.offset_by(at))
@@ -436,11 +562,15 @@ impl Framer {
                 )
             })?;
             self.expect = Expect::Colon;
-            return sink.key(key, at);
+            let after = cursor.line_col(data, stop.saturating_sub(1).max(g.start));
+            return sink.key(key, at, after);
         }
         self.expect = self.after_value();
         let start = g.start;
-        let mut origin = || cursor.line_col(data, start);
+        let mut origin = |before: bool| match before {
+            false => cursor.line_col(data, start),
+            true => g.before,
+        };
         let mut value = Whole {
             bytes,
             last: true,
@@ -499,6 +629,9 @@ impl Cursor {
 /// Scan a gathered value from `data[g.next]`: the index after its last byte, or `None` if the
 /// data ends first.
 fn scan_value(g: &mut Gathering, data: &[u8]) -> Option<usize> {
+    if g.key_end.is_some() {
+        return skip_ws(g, data);
+    }
     let mut i = g.next;
     if g.scalar {
         // A number or literal ends at the first byte that cannot continue it.
@@ -529,6 +662,11 @@ fn scan_value(g: &mut Gathering, data: &[u8]) -> Option<usize> {
             }
             g.in_string = false;
             i += 1;
+            if g.depth == 0 && g.wait_next {
+                g.key_end = Some(i);
+                g.next = i;
+                return skip_ws(g, data);
+            }
             if g.depth == 0 {
                 return Some(i);
             }
@@ -539,6 +677,11 @@ fn scan_value(g: &mut Gathering, data: &[u8]) -> Option<usize> {
             b'{' | b'[' => g.depth += 1,
             b'}' | b']' => {
                 g.depth -= 1;
+                if g.depth == 0 && g.wait_next {
+                    g.key_end = Some(i + 1);
+                    g.next = i + 1;
+                    return skip_ws(g, data);
+                }
                 if g.depth == 0 {
                     return Some(i + 1);
                 }
@@ -547,5 +690,16 @@ fn scan_value(g: &mut Gathering, data: &[u8]) -> Option<usize> {
         }
         i += 1;
     }
+    None
+}
+
+/// Past the whitespace after a key's string: the index of the next token, or `None` (the
+/// scan resumes there) if the data ends first.
+fn skip_ws(g: &mut Gathering, data: &[u8]) -> Option<usize> {
+    let i = g.next + data[g.next..].iter().take_while(|&&b| is_ws(b)).count();
+    if i < data.len() {
+        return Some(i);
+    }
+    g.next = i;
     None
 }

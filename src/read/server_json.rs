@@ -730,6 +730,10 @@ enum Level {
     Family,
     /// A family's `series` array.
     Series,
+    /// One series object, opened ([`OpenSeries`]).
+    SeriesObject,
+    /// The `timeslices` array of an opened series.
+    Slices,
 }
 
 /// The families of one `metrics`-shaped map being read.
@@ -779,6 +783,11 @@ struct ExportState {
     merged: Vec<String>,
     /// A count refused after its value streamed by: its path (see [`Refusal`]).
     late: Option<OwnedPath>,
+    /// The series object being read member by member.
+    open_series: Option<OpenSeries>,
+    /// Take every series whole (as a full read does), never opening one: the tests compare
+    /// both ways of reading.
+    whole_series: bool,
 }
 
 /// Whether serde_json stopped at the end of `bytes`: a value cut short by the end of a chunk
@@ -786,6 +795,29 @@ struct ExportState {
 fn cut_short(bytes: &[u8], err: &serde_json::Error) -> bool {
     err.is_eof()
         || serde_offset(bytes, err.line(), err.column()).is_none_or(|o| o + 1 >= bytes.len())
+}
+
+/// Where an error serde_json raises before reading any byte of a value is placed.
+#[derive(Clone, Copy)]
+enum Before {
+    /// The byte before the value.
+    Byte,
+    At(LineCol),
+}
+
+/// Whether only whitespace follows the byte serde_json stopped at.
+fn ends_in_space(bytes: &[u8], err: &serde_json::Error) -> bool {
+    serde_offset(bytes, err.line(), err.column()).is_some_and(|o| {
+        let rest = bytes.get(o + 1..).unwrap_or_default();
+        rest.iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    })
+}
+
+/// serde_json's `trailing characters` after a value it read.
+fn trailing(err: &serde_json::Error) -> bool {
+    err.classify() == serde_json::error::Category::Syntax
+        && err.to_string().starts_with("trailing characters")
 }
 
 /// What a value that must be a JSON object is called in the error serde_json gives when it is
@@ -894,6 +926,19 @@ impl ExportState {
         prefix: &str,
         kind: Option<MetricType>,
     ) -> Result<T, Stop> {
+        self.parse_in(value, prefix, kind, None)
+    }
+
+    /// [`Self::parse`] of a value inside a series read member by member: an error serde_json
+    /// raises before reading any of the value's bytes is placed at `before` (where a parse of
+    /// the whole series places it: the byte it had read last).
+    fn parse_in<T: serde::de::DeserializeOwned>(
+        &self,
+        value: &mut Whole<'_>,
+        prefix: &str,
+        kind: Option<MetricType>,
+        before: Option<Before>,
+    ) -> Result<T, Stop> {
         let _counting = checks::Counting::set(kind);
         let mut stream = serde_json::Deserializer::from_slice(value.bytes).into_iter::<T>();
         match stream.next() {
@@ -901,9 +946,27 @@ impl ExportState {
                 value.took = stream.byte_offset();
                 Ok(v)
             }
+            // A number or literal followed by more than a delimiter (`null1`): the value
+            // itself was read (the framer reports what follows it), read it again alone.
+            Some(Err(e)) if before.is_some() && trailing(&e) && stream.byte_offset() > 0 => {
+                let end = stream.byte_offset();
+                let mut alone = serde_json::Deserializer::from_slice(&value.bytes[..end]);
+                let v = T::deserialize(&mut alone).map_err(|err| {
+                    Stop::Error(self.unit_error(value, prefix, kind, &err, before))
+                })?;
+                value.took = end;
+                Ok(v)
+            }
             Some(Err(e)) if !value.last && cut_short(value.bytes, &e) => Err(Stop::More),
+            // Inside a series read member by member, the path of an error at the value's end
+            // depends on the next token (see `json_path`): wait for it.
+            Some(Err(e)) if !value.last && before.is_some() && ends_in_space(value.bytes, &e) => {
+                Err(Stop::More)
+            }
             None if !value.last => Err(Stop::More),
-            Some(Err(err)) => Err(Stop::Error(self.unit_error(value, prefix, kind, &err))),
+            Some(Err(err)) => Err(Stop::Error(
+                self.unit_error(value, prefix, kind, &err, before),
+            )),
             None => Err(Stop::Error(ReadError::new(
                 ErrorCode::JsonSyntax,
                 &self.file,
@@ -921,6 +984,7 @@ impl ExportState {
         prefix: &str,
         kind: Option<MetricType>,
         err: &serde_json::Error,
+        before: Option<Before>,
     ) -> ReadError {
         let bytes = value.bytes;
         let inner = crate::json_path::shown(&match count::refused_in_visitor(err) {
@@ -934,12 +998,20 @@ impl ExportState {
             Some(i) => Some(format!("{prefix}.{i}")),
         };
         let origin = value.origin();
+        let before = before.map(|b| match b {
+            Before::Byte => value.before(),
+            Before::At(at) => at,
+        });
         if let Some(shown) = count::refused_in_visitor(err) {
             let what = count_what(kind, path.as_deref().unwrap_or(""));
-            let pos = refused_number_position(bytes, err).map(|p| p.offset_by(origin));
+            let pos = refused_number_position(bytes, err)
+                .map(|p| p.offset_by(origin))
+                .or(before);
             return count::refuse(&self.file, at(pos, path), &what, &shown);
         }
-        let pos = serde_error_position(bytes, err).map(|p| p.offset_by(origin));
+        let pos = serde_error_position(bytes, err)
+            .map(|p| p.offset_by(origin))
+            .or(before);
         ReadError::new(json_code(err), &self.file, at(pos, path), json_message(err))
     }
 
@@ -1242,7 +1314,252 @@ impl ExportState {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// A series read member by member
+
+/// A member of a series object, as the lean read's shapes name them ([`RawSeriesStats`],
+/// [`RawCounterSeries`]): `timeslices` is a field of counters only, ignored in the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SeriesField {
+    EndpointUrl,
+    Labels,
+    Stats,
+    Timeslices,
+    Buckets,
+    /// Ignored (unknown, or `timeslices` of a gauge or histogram): may repeat.
+    Other,
+}
+
+impl SeriesField {
+    fn of(key: &str, t: MetricType) -> SeriesField {
+        match key {
+            "endpoint_url" => SeriesField::EndpointUrl,
+            "labels" => SeriesField::Labels,
+            "stats" => SeriesField::Stats,
+            "timeslices" if t == MetricType::Counter => SeriesField::Timeslices,
+            "buckets" => SeriesField::Buckets,
+            _ => SeriesField::Other,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            SeriesField::EndpointUrl => "endpoint_url",
+            SeriesField::Labels => "labels",
+            SeriesField::Stats => "stats",
+            SeriesField::Timeslices => "timeslices",
+            SeriesField::Buckets => "buckets",
+            SeriesField::Other => "",
+        }
+    }
+}
+
+/// A series of a typed family in a lean read, opened so that no series is gathered whole
+/// (a histogram series of a long run is tens of MB; the streaming API must stay within its
+/// memory, issue 11): each member (its labels, its stats, each timeslice) is parsed on its
+/// own and folded into what the lean read keeps of the series, the same as a whole parse
+/// with [`RawSeriesStats`] / [`RawCounterSeries`] would give, errors included.
+struct OpenSeries {
+    /// JSON path of the series (`metrics.name.series[3]`).
+    prefix: String,
+    metric_type: MetricType,
+    /// The member being read.
+    field: SeriesField,
+    seen: Vec<SeriesField>,
+    endpoint_url: Option<String>,
+    labels: Option<Labels>,
+    stats: Option<RawStats>,
+    buckets: Option<Buckets>,
+    /// A counter's slices with a `total`, in file order.
+    slices: Vec<CounterSlice>,
+    /// Elements of the opened `timeslices` array read so far.
+    slices_read: usize,
+    /// Where the opened `timeslices` array starts.
+    slices_at: Option<LineCol>,
+    /// A key and its `:` were read, its value not yet (a syntax error is the member's).
+    awaiting: bool,
+}
+
+impl OpenSeries {
+    fn into_series(self) -> Option<Series> {
+        let stats_only = RawSeriesStats {
+            endpoint_url: self.endpoint_url?,
+            labels: self.labels,
+            stats: self.stats,
+            buckets: self.buckets,
+        };
+        Some(Series {
+            counter_slices: self.slices.into(),
+            ..stats_only.into_series(self.metric_type)
+        })
+    }
+}
+
+impl ExportState {
+    /// A series object starts: opened when a lean read knows its family's type (the type is
+    /// needed to read its members; AIPerf writes it first), else taken whole.
+    fn open_series(&mut self) -> Option<Level> {
+        let fam = self.family.as_ref()?;
+        let t = fam.metric_type?;
+        if !fam.wanted || !self.filter.is_lean() || self.whole_series {
+            return None;
+        }
+        let index = fam.series.len() + fam.untyped.as_ref().map_or(0, Vec::len);
+        self.open_series = Some(OpenSeries {
+            prefix: format!("{}.series[{index}]", self.family_path()),
+            metric_type: t,
+            field: SeriesField::Other,
+            seen: Vec::new(),
+            endpoint_url: None,
+            labels: None,
+            stats: None,
+            buckets: None,
+            slices: Vec::new(),
+            slices_read: 0,
+            slices_at: None,
+            awaiting: false,
+        });
+        Some(Level::SeriesObject)
+    }
+
+    /// A key of an opened series: a repeated field is refused where serde_json refuses it.
+    fn series_key(&mut self, key: &str, after: LineCol) -> Result<(), ReadError> {
+        let Some(open) = self.open_series.as_mut() else {
+            return Ok(());
+        };
+        let field = SeriesField::of(key, open.metric_type);
+        if field != SeriesField::Other && open.seen.contains(&field) {
+            return Err(ReadError::new(
+                ErrorCode::JsonShape,
+                &self.file,
+                at(Some(after), Some(open.prefix.clone())),
+                format!("duplicate field `{}`", field.name()),
+            ));
+        }
+        open.seen.push(field);
+        open.field = field;
+        Ok(())
+    }
+
+    /// A member of an opened series taken whole.
+    fn series_member(&mut self, v: &mut Whole<'_>) -> Result<(), Stop> {
+        let Some(open) = self.open_series.as_ref() else {
+            return Ok(());
+        };
+        let t = open.metric_type;
+        let path = format!("{}.{}", open.prefix, self.key);
+        let field = open.field;
+        self.open_series_mut().awaiting = false;
+        let before = Some(Before::Byte);
+        match field {
+            SeriesField::EndpointUrl => {
+                let url: String = self.parse_in(v, &path, Some(t), before)?;
+                self.open_series_mut().endpoint_url = Some(url);
+            }
+            SeriesField::Labels => {
+                let labels: Option<Labels> = self.parse_in(v, &path, Some(t), before)?;
+                self.open_series_mut().labels = labels;
+            }
+            SeriesField::Stats => {
+                let stats: Option<RawStats> = self.parse_in(v, &path, Some(t), before)?;
+                self.open_series_mut().stats = stats;
+            }
+            SeriesField::Buckets => {
+                let buckets: Option<Buckets> = self.parse_in(v, &path, Some(t), before)?;
+                self.open_series_mut().buckets = buckets;
+            }
+            // Not an array: `null` (none) or the error of a wrong type.
+            SeriesField::Timeslices => {
+                if let Some(l) = self.parse_in::<Option<LeanSlices>>(v, &path, Some(t), before)? {
+                    self.open_series_mut().slices = l.0;
+                }
+            }
+            SeriesField::Other => {
+                self.parse_in::<IgnoredAny>(v, &path, Some(t), before)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One element of an opened series' `timeslices` array: of a counter its bounds and
+    /// `total` are kept (every field checked, as [`LeanSlices`] does), of a gauge or a
+    /// histogram nothing (syntax-checked only, as a whole lean read skips it).
+    fn slice_value(&mut self, v: &mut Whole<'_>) -> Result<(), Stop> {
+        let Some(open) = self.open_series.as_ref() else {
+            return Ok(());
+        };
+        let t = open.metric_type;
+        let path = format!("{}.timeslices[{}]", open.prefix, open.slices_read);
+        // As the whole series' parse places it: the first element's at the array's `[`
+        // when whitespace is between them.
+        let before = match (open.slices_read, open.slices_at) {
+            (0, Some(at)) => Some(Before::At(at)),
+            _ => Some(Before::Byte),
+        };
+        if open.field == SeriesField::Timeslices {
+            let ts: RawTimeslice = self.parse_in(v, &path, Some(t), before)?;
+            if let Some(total) = total(ts.total) {
+                self.open_series_mut().slices.push(CounterSlice {
+                    start_ns: ts.start_ns,
+                    end_ns: ts.end_ns,
+                    total,
+                });
+            }
+        } else {
+            self.parse_in::<IgnoredAny>(v, &path, Some(t), before)?;
+        }
+        self.open_series_mut().slices_read += 1;
+        Ok(())
+    }
+
+    /// Reached only with a series open (the framer opened it).
+    fn open_series_mut(&mut self) -> &mut OpenSeries {
+        self.open_series.get_or_insert_with(|| OpenSeries {
+            prefix: String::new(),
+            metric_type: MetricType::Unknown,
+            field: SeriesField::Other,
+            seen: Vec::new(),
+            endpoint_url: None,
+            labels: None,
+            stats: None,
+            buckets: None,
+            slices: Vec::new(),
+            slices_read: 0,
+            slices_at: None,
+            awaiting: false,
+        })
+    }
+
+    /// An opened series ended: it is the family's next series.
+    fn end_series(&mut self, close_at: LineCol) -> Result<(), ReadError> {
+        let Some(open) = self.open_series.take() else {
+            return Ok(());
+        };
+        let prefix = open.prefix.clone();
+        let Some(series) = open.into_series() else {
+            return Err(ReadError::new(
+                ErrorCode::JsonShape,
+                &self.file,
+                at(Some(close_at), Some(prefix)),
+                "missing field `endpoint_url`",
+            ));
+        };
+        if let Some(f) = self.family_mut() {
+            f.series.push(series);
+        }
+        Ok(())
+    }
+}
+
 impl Sink for ExportState {
+    fn opened_at(&mut self, at: LineCol) {
+        if self.level() == Some(Level::Slices) {
+            let open = self.open_series_mut();
+            open.slices_at = Some(at);
+            open.slices_read = 0;
+        }
+    }
+
     fn open(&mut self, first: u8) -> bool {
         let open = match (self.level(), first) {
             (None, b'{') => Some(Level::Root),
@@ -1260,19 +1577,25 @@ impl Sink for ExportState {
             }
             (Some(Level::Families), b'{') => Some(Level::Family),
             (Some(Level::Family), b'[') if self.key == "series" => Some(Level::Series),
+            (Some(Level::Series), b'{') => self.open_series(),
+            (Some(Level::SeriesObject), b'[') if self.key == "timeslices" => Some(Level::Slices),
             _ => None,
         };
+        if let Some(o) = self.open_series.as_mut() {
+            o.awaiting = false;
+        }
         if let Some(l) = open {
             self.levels.push(l);
         }
         open.is_some()
     }
 
-    fn key(&mut self, key: String, key_at: LineCol) -> Result<(), ReadError> {
+    fn key(&mut self, key: String, key_at: LineCol, after: LineCol) -> Result<(), ReadError> {
         match self.level() {
             Some(Level::Root) => self.root_key(&key, key_at)?,
             Some(Level::Families) => self.begin_family(key.clone(), key_at),
             Some(Level::Family) => self.family_key(&key, key_at)?,
+            Some(Level::SeriesObject) => self.series_key(&key, after)?,
             _ => {}
         }
         self.key = key;
@@ -1302,6 +1625,8 @@ impl Sink for ExportState {
             }
             Some(Level::Family) => self.family_value(value),
             Some(Level::Series) => self.series_value(value),
+            Some(Level::SeriesObject) => self.series_member(value),
+            Some(Level::Slices) => self.slice_value(value),
         }
     }
 
@@ -1311,7 +1636,31 @@ impl Sink for ExportState {
             Level::Families => Some(self.section_name().to_string()),
             Level::Family => Some(self.family_path()),
             Level::Series => Some(format!("{}.series", self.family_path())),
+            Level::SeriesObject => self.open_series.as_ref().map(|o| match o.awaiting {
+                true => format!("{}.{}", o.prefix, self.key),
+                false => o.prefix.clone(),
+            }),
+            Level::Slices => self
+                .open_series
+                .as_ref()
+                .map(|o| format!("{}.timeslices", o.prefix)),
         }
+    }
+
+    fn colon(&mut self) {
+        if let Some(o) = self.open_series.as_mut() {
+            o.awaiting = true;
+        }
+    }
+
+    fn skipped_array(&self) -> Option<String> {
+        let open = self.open_series.as_ref()?;
+        let skipped = self.level() == Some(Level::Slices) && open.field != SeriesField::Timeslices;
+        skipped.then(|| format!("{}.timeslices[{}]", open.prefix, open.slices_read))
+    }
+
+    fn exact(&self) -> bool {
+        matches!(self.level(), Some(Level::SeriesObject | Level::Slices))
     }
 
     fn close(&mut self, close_at: LineCol) -> Result<(), ReadError> {
@@ -1321,6 +1670,7 @@ impl Sink for ExportState {
                 self.end_section();
                 Ok(())
             }
+            Some(Level::SeriesObject) => self.end_series(close_at),
             _ => Ok(()),
         }
     }
@@ -1491,6 +1841,70 @@ mod tests {
         assert!(e.schema_version.is_none());
         assert!(e.metrics.is_empty() && e.warmup_metrics.is_empty());
         assert_eq!(e.summary, ExportSummary::default());
+    }
+
+    /// A lean read of `text`, series opened or taken whole, pushed in chunks of `chunk` bytes.
+    fn lean_read(text: &[u8], whole_series: bool, chunk: usize) -> String {
+        let mut reader = ExportReader::new("t.json", FamilyFilter::all().lean());
+        reader.state.whole_series = whole_series;
+        let pushed = text
+            .chunks(chunk.max(1))
+            .try_for_each(|c| PushReader::push(&mut reader, c));
+        format!("{:?}", pushed.and_then(|()| PushReader::finish(reader)))
+    }
+
+    const LEAN: &str = r#"{"metrics": {
+  "c": {"type": "counter", "series": [
+    {"endpoint_url": "u", "labels": {"m": "x"}, "stats": {"total": 7, "rate": 0.5},
+     "timeslices": [{"start_ns": 1765529006843416914, "end_ns": 1765529007843416914, "total": 5},
+                    {"start_ns": 1765529007843416914, "end_ns": 1765529008000000001, "is_complete": false}],
+     "buckets": null, "extra": [1, {"a": 2}]}]},
+  "h": {"type": "histogram", "series": [
+    {"endpoint_url": "u", "stats": {"count": 3, "sum": 1.5},
+     "timeslices": [{"start_ns": 1, "end_ns": 2, "buckets": {"0.5": 1, "+Inf": 3}}, {"x": 1}],
+     "buckets": {"0.5": 1, "+Inf": 3}}, {"endpoint_url": "v"}]},
+  "g": {"type": "gauge", "series": [{"labels": null, "endpoint_url": "w", "stats": {"avg": 2},
+     "timeslices": []}]}
+}}"#;
+
+    #[test]
+    fn opened_series_read_as_whole_ones() {
+        let mut texts = crate::json_path::testing::mutations(LEAN);
+        texts.push(LEAN.replace(r#""buckets": null"#, r#""labels": {}"#));
+        texts.push(LEAN.replace(r#""buckets": null"#, r#""timeslices": []"#));
+        texts.push(LEAN.replace(r#""buckets": null"#, r#""timeslices"  :  []"#));
+        texts.push(LEAN.replace(r#""buckets": null"#, "\"stats\"\n  :  {}"));
+        texts.push(LEAN.replace(r#""x": 1"#, r#""start_ns": "s""#));
+        texts.push(LEAN.replace(r#""total": 5"#, r#""total": 9007199254740993"#));
+        texts.push(LEAN.replace(r#""total": 5"#, r#""total": "5""#));
+        texts.push(LEAN.replace(r#""endpoint_url": "w", "#, ""));
+        texts.push(LEAN.replace(
+            r#""timeslices": []"#,
+            r#""timeslices": 4, "timeslices": {}"#,
+        ));
+        let mut failures = Vec::new();
+        for (n, text) in texts.iter().enumerate() {
+            let whole = lean_read(text.as_bytes(), true, usize::MAX);
+            let chunks = [usize::MAX, 1 + n % 97, 1 + n % 13];
+            for chunk in chunks {
+                let opened = lean_read(text.as_bytes(), false, chunk);
+                if opened != whole {
+                    failures.push(format!(
+                        "{text}\nchunk {chunk}\n  whole  {whole}\n  opened {opened}"
+                    ));
+                    break;
+                }
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} of {} differ:\n{}",
+            failures.len(),
+            texts.len(),
+            failures[..failures.len().min(8)].join("\n\n")
+        );
+        // The valid text itself is read, its slices kept.
+        assert!(lean_read(LEAN.as_bytes(), false, 7).contains("total: 5.0"));
     }
 
     const FAM_A: &str = r#"{"type": "counter", "description": "d",
