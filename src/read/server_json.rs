@@ -1381,6 +1381,24 @@ struct OpenSeries {
 }
 
 impl OpenSeries {
+    /// A series just opened: nothing of it read yet.
+    fn new(prefix: String, metric_type: MetricType) -> Self {
+        OpenSeries {
+            prefix,
+            metric_type,
+            field: SeriesField::Other,
+            seen: Vec::new(),
+            endpoint_url: None,
+            labels: None,
+            stats: None,
+            buckets: None,
+            slices: Vec::new(),
+            slices_read: 0,
+            slices_at: None,
+            awaiting: false,
+        }
+    }
+
     fn into_series(self) -> Option<Series> {
         let stats_only = RawSeriesStats {
             endpoint_url: self.endpoint_url?,
@@ -1405,20 +1423,10 @@ impl ExportState {
             return None;
         }
         let index = fam.series.len() + fam.untyped.as_ref().map_or(0, Vec::len);
-        self.open_series = Some(OpenSeries {
-            prefix: format!("{}.series[{index}]", self.family_path()),
-            metric_type: t,
-            field: SeriesField::Other,
-            seen: Vec::new(),
-            endpoint_url: None,
-            labels: None,
-            stats: None,
-            buckets: None,
-            slices: Vec::new(),
-            slices_read: 0,
-            slices_at: None,
-            awaiting: false,
-        });
+        self.open_series = Some(OpenSeries::new(
+            format!("{}.series[{index}]", self.family_path()),
+            t,
+        ));
         Some(Level::SeriesObject)
     }
 
@@ -1514,20 +1522,8 @@ impl ExportState {
 
     /// Reached only with a series open (the framer opened it).
     fn open_series_mut(&mut self) -> &mut OpenSeries {
-        self.open_series.get_or_insert_with(|| OpenSeries {
-            prefix: String::new(),
-            metric_type: MetricType::Unknown,
-            field: SeriesField::Other,
-            seen: Vec::new(),
-            endpoint_url: None,
-            labels: None,
-            stats: None,
-            buckets: None,
-            slices: Vec::new(),
-            slices_read: 0,
-            slices_at: None,
-            awaiting: false,
-        })
+        self.open_series
+            .get_or_insert_with(|| OpenSeries::new(String::new(), MetricType::Unknown))
     }
 
     /// An opened series ended: it is the family's next series.
