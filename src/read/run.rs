@@ -512,6 +512,7 @@ fn reader_for(
     name: &str,
     filter: &FamilyFilter,
     fold: bool,
+    whole_input: bool,
 ) -> Option<Box<dyn FileRead>> {
     let (name, filter) = (name.to_string(), filter.clone());
     Some(match kind {
@@ -521,6 +522,9 @@ fn reader_for(
         }),
         ArtifactKind::ProfileJsonl if fold => {
             Box::new(FoldingProfile(ProfileJsonlReader::new(&name)))
+        }
+        ArtifactKind::ServerMetricsJson if whole_input => {
+            Box::new(ExportReader::new(&name, filter).with_whole_series())
         }
         ArtifactKind::ServerMetricsJson => Box::new(ExportReader::new(&name, filter)),
         ArtifactKind::ServerMetricsCsv => {
@@ -619,6 +623,10 @@ pub struct RunReader {
     current: Option<Current>,
     done: Vec<FileDone>,
     bytes_read: u64,
+    /// The file being begun is given whole, in memory ([`RunReader::file`]): nothing is gained
+    /// by bounding its reader's memory, so the export's series are parsed whole (faster than
+    /// member by member, the same result).
+    whole_input: bool,
 }
 
 impl RunReader {
@@ -630,6 +638,7 @@ impl RunReader {
             current: None,
             done: Vec::new(),
             bytes_read: 0,
+            whole_input: false,
         }
     }
 
@@ -755,8 +764,10 @@ impl RunReader {
     /// reads whole files reads it in place).
     pub fn file(&mut self, name: &str, bytes: &[u8]) {
         let head = &bytes[..bytes.len().min(HEAD)];
+        self.whole_input = true;
         // Reading a slice cannot fail.
         let _ = self.read_from(name, head, &mut &bytes[..]);
+        self.whole_input = false;
     }
 
     /// A whole file from `input`, its first bytes `head` read apart (for recognition; `input`
@@ -836,7 +847,8 @@ impl RunReader {
         if !self.could_matter(name, kind) {
             return State::Ended(kind, Outcome::Skipped);
         }
-        match reader_for(kind, name, &self.options.families, self.fold.is_some()) {
+        let (families, fold) = (&self.options.families, self.fold.is_some());
+        match reader_for(kind, name, families, fold, self.whole_input) {
             Some(r) => State::Reading(kind, r),
             None => State::Ended(ArtifactKind::Other, Outcome::Ignored(UNRECOGNISED)),
         }
