@@ -3,27 +3,11 @@
 //! fractional, null) either fail to read with an error or are accounted, and the result is
 //! always serialisable.
 
+mod common;
+
 use kvledger::account::{account_run, Policy};
 use kvledger::read::{read_run, InputFile, RunOptions};
 use std::path::Path;
-
-fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if !p.ends_with("truth.json") {
-                let name = p.strip_prefix(dir).expect("prefix").display().to_string();
-                out.push((name, std::fs::read(&p).expect("read")));
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 /// Replace the `k`-th number (of every `stride`-th) in a JSON-ish text with `with`.
 fn mutate(text: &str, stride: usize, offset: usize, with: &str) -> String {
@@ -81,7 +65,7 @@ fn hostile_numbers_never_panic() {
     let mut accounted = 0;
     let mut refused = 0;
     for run in runs {
-        let files = files_of(&root.join(run));
+        let files = common::run_files(&root.join(run));
         for (k, with) in hostile.iter().enumerate() {
             for stride in [3usize, 17, 101] {
                 let mutated: Vec<(String, Vec<u8>)> = files

@@ -71,24 +71,6 @@ fn files_under(root: &Path, names: &[String]) -> Files {
         .collect()
 }
 
-/// Every file below `dir` but the generator's `truth.json`, by relative name, sorted.
-fn files_of(dir: &Path) -> Files {
-    let mut names = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if !p.ends_with("truth.json") {
-                names.push(p.strip_prefix(dir).unwrap().display().to_string());
-            }
-        }
-    }
-    names.sort();
-    files_under(dir, &names)
-}
-
 fn assert_same(what: &str, files: &Files) {
     let want = whole(files);
     for (chunk, reversed) in [(1 << 20, false), (4093, true), (65537, false)] {
@@ -156,7 +138,7 @@ fn generated_runs_with_every_fault_account_the_same_folded() {
             let dir = tmp.join(format!("run{n}"));
             let _ = std::fs::remove_dir_all(&dir);
             generate(&spec, &dir).expect("generate");
-            let files = files_of(&dir);
+            let files = common::run_files(&dir);
             assert_same(&format!("{engine:?} {fault:?}"), &files);
             n += 1;
         }
@@ -176,7 +158,7 @@ fn squeezed() -> MemoryBudget {
 #[test]
 fn a_thinned_run_says_so_and_an_unthinned_one_does_not() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/synth/vllm-agg-clean");
-    let files = files_of(&dir);
+    let files = common::run_files(&dir);
     assert!(files.iter().any(|(n, _)| n.ends_with(".jsonl")));
     let plain = folded(&files, 65536, false, None);
     assert!(!plain.contains("evidence_coarsened"));

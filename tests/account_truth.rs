@@ -7,6 +7,8 @@
 //! `KVLEDGER_PROPERTY_RUNS` sets the number of runs (default 1000, split over 4 tests);
 //! `KVLEDGER_PROPERTY_SEED` moves the sequence.
 
+mod common;
+
 use kvledger::account::{account_run, account_run_folded, Accounting, Policy};
 use kvledger::read::run::{MemoryBudget, RunReader};
 use kvledger::read::{read_run, InputFile, RunOptions};
@@ -126,26 +128,6 @@ fn spec(i: u64, rng: &mut Rng) -> SynthSpec {
     spec
 }
 
-fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let name = p.strip_prefix(dir).expect("prefix").display().to_string();
-                if name != "truth.json" {
-                    out.push((name, std::fs::read(&p).expect("read")));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 fn read(files: &[(String, Vec<u8>)]) -> Result<kvledger::read::Run, kvledger::ReadError> {
     let inputs: Vec<InputFile<'_>> = files
         .iter()
@@ -202,7 +184,7 @@ fn check_spec(i: u64, spec: SynthSpec, tmp: &Path) -> Result<(), String> {
     let truth: Value =
         serde_json::from_slice(&std::fs::read(dir.join("truth.json")).map_err(|e| e.to_string())?)
             .map_err(|e| e.to_string())?;
-    let files = files_of(&dir);
+    let files = common::run_files(&dir);
     // A run the truth says cannot be read must fail with that code, and nothing else.
     if let Some(code) = truth["expected"]["read_error"].as_str() {
         return match read(&files) {

@@ -265,3 +265,23 @@ pub fn fixture_files() -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// Every file of a generated run folder but the generator's `truth.json` (the answer, not an
+/// artifact), by name relative to `dir`, with its bytes, sorted by name.
+pub fn run_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if !p.ends_with("truth.json") {
+                let name = p.strip_prefix(dir).expect("prefix").display().to_string();
+                out.push((name, std::fs::read(&p).expect("read")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
