@@ -239,11 +239,9 @@ impl Iterator for SampleIter<'_> {
         self.t = self.t.wrapping_add(unzigzag(dt) as u64);
         let tag = get_varint(self.bytes, &mut self.at)?;
         let v = if tag == 1 {
-            let raw = self.bytes.get(self.at..self.at + 8)?;
+            let raw: [u8; 8] = self.bytes.get(self.at..self.at + 8)?.try_into().ok()?;
             self.at += 8;
-            let mut b = [0u8; 8];
-            b.copy_from_slice(raw);
-            f64::from_bits(u64::from_le_bytes(b))
+            f64::from_bits(u64::from_le_bytes(raw))
         } else {
             self.int = self.int.wrapping_add(unzigzag(tag >> 1));
             self.int as f64
