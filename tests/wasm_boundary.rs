@@ -452,3 +452,34 @@ fn a_stream_past_its_budget_is_input_too_large_and_the_module_goes_on() {
         None,
     ));
 }
+
+/// Past 64 MiB, linear memory grows by an eighth at a time (`src/wasm/stream.rs`, `grow_ahead`):
+/// every grow hands JavaScript a new `ArrayBuffer`, and growing by the allocator's 64 KiB
+/// requests set off hundreds of full collections in V8 during one large call.
+#[wasm_bindgen_test]
+fn linear_memory_grows_in_few_steps_past_64_mib() {
+    let pages = || core::arch::wasm32::memory_size(0);
+    const BLOCK: usize = 16 << 10;
+    let mut blocks: Vec<Vec<u8>> = Vec::new();
+    while pages() < 1024 + 16 {
+        blocks.push(vec![1; BLOCK]);
+    }
+    let (start, mut last, mut grows) = (pages(), pages(), 0);
+    // 100 MiB more in 16 KiB blocks: 1,600 grows of 64 KiB without growing ahead.
+    for _ in 0..(100 << 20) / BLOCK {
+        blocks.push(vec![1; BLOCK]);
+        if pages() != last {
+            grows += 1;
+            last = pages();
+        }
+    }
+    let filled = blocks.iter().all(|b| b[BLOCK - 1] == 1);
+    // Freed before asserting: a failed assertion traps without unwinding, and the heap it
+    // left in use would push later streams past their budget.
+    drop(blocks);
+    assert!(filled);
+    assert!(
+        (1..=16).contains(&grows),
+        "{grows} grows from {start} to {last} pages"
+    );
+}
