@@ -483,3 +483,43 @@ fn linear_memory_grows_in_few_steps_past_64_mib() {
         "{grows} grows from {start} to {last} pages"
     );
 }
+
+/// The wasm build's own `memcmp`/`bcmp` (`src/wasm/mem.rs`, eight bytes at a time) order bytes
+/// as unsigned, at every length and every place of the first difference.
+#[wasm_bindgen_test]
+fn memcmp_orders_bytes_as_unsigned_at_every_length_and_offset() {
+    use kvledger::wasm::mem::{bcmp, memcmp};
+    for len in 0..40usize {
+        let base: Vec<u8> = (0..len).map(|i| (i * 37 % 251) as u8).collect();
+        // SAFETY: both slices hold `len` bytes.
+        assert_eq!(
+            unsafe { memcmp(base.as_ptr(), base.clone().as_ptr(), len) },
+            0
+        );
+        assert_eq!(
+            unsafe { bcmp(base.as_ptr(), base.clone().as_ptr(), len) },
+            0
+        );
+        for at in 0..len {
+            for (x, y) in [(0u8, 0xffu8), (0x7f, 0x80), (0x80, 0x7f), (0xff, 0), (1, 2)] {
+                let (mut a, mut b) = (base.clone(), base.clone());
+                a[at] = x;
+                b[at] = y;
+                // Bytes after the first difference must not matter.
+                if at + 1 < len {
+                    a[at + 1..].fill(0);
+                    b[at + 1..].fill(0xff);
+                }
+                // SAFETY: both slices hold `len` bytes.
+                let got = unsafe { memcmp(a.as_ptr(), b.as_ptr(), len) };
+                assert_eq!(
+                    got.signum(),
+                    i32::from(x).cmp(&i32::from(y)) as i32,
+                    "{len} {at} {x} {y}"
+                );
+                assert_eq!(unsafe { bcmp(a.as_ptr(), b.as_ptr(), len) } != 0, x != y);
+            }
+        }
+    }
+    assert!("http://10.0.0.1:8000/metrics" < "http://10.0.0.1:8001/metrics");
+}

@@ -9,6 +9,8 @@
 //! are exactly the CLI's `--json` payload, and nothing here throws: a failure is data the
 //! wrapper turns into a `KvledgerError`.
 
+#[doc(hidden)]
+pub mod mem;
 pub mod pricing;
 pub mod stream;
 pub mod validate;
