@@ -339,11 +339,27 @@ fn quote(key: &str) -> String {
 /// Read argument `arg` of a call from its JSON text, refusing unknown fields by path.
 pub fn from_json<T: serde::de::DeserializeOwned>(arg: &str, json: &str) -> Result<T, OptionsError> {
     let mut de = serde_json::Deserializer::from_slice(json.as_bytes());
-    let value =
-        json_path::deserialize(json, &mut de).map_err(|e| OptionsError::from_serde(arg, e))?;
-    de.end()
-        .map_err(|e| OptionsError::new(arg, format!("not one JSON value: {e}")))?;
+    let value = T::deserialize(&mut de);
+    let value = value.map_err(|e| parse_error(arg, json, e))?;
+    end_of_json(arg, &mut de)?;
     Ok(value)
+}
+
+/// The error of a failed parse, at its path. Not generic: one copy for every argument type.
+#[inline(never)]
+fn parse_error(arg: &str, json: &str, error: serde_json::Error) -> OptionsError {
+    let path = json_path::path_of_error(json.as_bytes(), &error);
+    OptionsError::from_serde(arg, json_path::PathError { error, path })
+}
+
+/// Refuse text after the one value.
+#[inline(never)]
+fn end_of_json(
+    arg: &str,
+    de: &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
+) -> Result<(), OptionsError> {
+    de.end()
+        .map_err(|e| OptionsError::new(arg, format!("not one JSON value: {e}")))
 }
 
 #[cfg(test)]
