@@ -14,14 +14,13 @@ use crate::read::launch::{launch_from_env, read_launch_json};
 use crate::read::{CaptureMeta, FamilyFilter, RunOptions};
 use crate::wire::EpochNs;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
 
 /// One artifact of a run: its file name (the format is recognised by name and extension;
 /// in a sweep, its path relative to the folder) and its content as `text` or as `bytes`
 /// (exactly one; in JS a `Uint8Array`, any other typed array or `DataView`, or an `ArrayBuffer`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
 pub struct RunFileInput {
@@ -36,6 +35,8 @@ pub struct RunFileInput {
     )]
     pub bytes: Option<Vec<u8>>,
 }
+
+crate::fields!(RunFileInput, deny_unknown: true, empty: RunFileInput::default(), required: [name], [name, text, bytes]);
 
 impl RunFileInput {
     /// The content, given exactly once; `at` names the file in the call (`files[3]`).
@@ -60,7 +61,7 @@ impl RunFileInput {
 }
 
 /// Where and when a Prometheus text capture was taken.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
 pub struct CaptureInput {
@@ -74,8 +75,10 @@ pub struct CaptureInput {
     pub timestamp_ns: Option<EpochNs>,
 }
 
+crate::fields!(CaptureInput, deny_unknown: true, empty: CaptureInput::default(), required: [], [endpoint_url, timestamp_ns]);
+
 /// Options of `inspectRun` / `inspectRuns`. Every field is optional.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
 pub struct InspectOptions {
@@ -107,10 +110,12 @@ pub struct InspectOptions {
     pub launch_env: Option<BTreeMap<String, String>>,
 }
 
+crate::fields!(InspectOptions, deny_unknown: true, empty: InspectOptions::default(), required: [], [families, family_prefixes, captures, launch_json, launch_env]);
+
 /// Options of `accountRun` / `accountRuns`: those of `inspectRun` plus the accounting policy.
 /// (The fields of `InspectOptions` are repeated, not `#[serde(flatten)]`ed: serde cannot refuse
 /// unknown fields through a flatten, and an unknown option must be refused by name.)
-#[derive(Debug, Clone, PartialEq, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
 pub struct AccountOptions {
@@ -140,6 +145,8 @@ pub struct AccountOptions {
     #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "Partial<Policy>"))]
     pub policy: Option<Policy>,
 }
+
+crate::fields!(AccountOptions, deny_unknown: true, empty: AccountOptions::default(), required: [], [families, family_prefixes, captures, launch_json, launch_env, policy]);
 
 impl AccountOptions {
     /// The run options (families as accounting reads them unless named) and the checked policy.
@@ -208,7 +215,7 @@ impl InspectOptions {
 }
 
 /// Options of every pricing call. Every field is optional.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
 pub struct PriceOptions {
@@ -238,14 +245,18 @@ pub struct PriceOptions {
     pub x_metric: Option<String>,
 }
 
+crate::fields!(PriceOptions, deny_unknown: true, empty: PriceOptions::default(), required: [], [policy, card, rate_card, surface, x_metric]);
+
 /// One date's points of a trend line (`trendSeries`).
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
 pub struct TrendGroupInput {
     pub date: String,
     pub points: Vec<PointInput>,
 }
+
+crate::fields!(TrendGroupInput, deny_unknown: true, empty: TrendGroupInput { date: String::new(), points: Vec::new() }, required: [date, points], [date, points]);
 
 /// A malformed call: where in the call's arguments (`options.policy.max_rate_width`,
 /// `files[2]`) and what is wrong. Code `BAD_OPTIONS`.

@@ -27,7 +27,7 @@ pub enum Workload {
 /// A dashboard row (`/api/v1/benchmarks` `BenchmarkRow`). Unknown keys are accepted and
 /// ignored; `metrics` holds the flat metric keys (`tput_per_gpu`, `input_tput_per_gpu`,
 /// `server_gpu_cache_hit_rate`, ...). Non-numeric metric values count as absent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct BenchmarkRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -92,6 +92,8 @@ pub struct BenchmarkRow {
     pub metrics: BTreeMap<String, Value>,
 }
 
+crate::fields!(BenchmarkRow, deny_unknown: false, empty: BenchmarkRow::default(), required: [], [id, hardware, framework, model, precision, spec_method, disagg, benchmark_type, isl, osl, conc, offload_mode, date, cache_pricing_eligible, cache_validity_status, metrics]);
+
 /// `{value, lo, hi}` as the accounting result reports a rate. Like [`TierRates`] and
 /// [`TokenTotals`] it reads an accounting result's block as it is, so other fields of that block
 /// are ignored.
@@ -149,7 +151,7 @@ pub struct TokenTotals {
 /// The part of an accounting result (contract sections 6 and 7) pricing needs: the verdict's
 /// status, `pricing_eligible` and reason codes, the tier rates, the theoretical hit rate and
 /// the token totals. An accounting result converts into this field by field.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct CacheObservation {
@@ -182,8 +184,10 @@ pub struct CacheObservation {
     pub tokens: Option<TokenTotals>,
 }
 
+crate::fields!(CacheObservation, deny_unknown: true, empty: CacheObservation::default(), required: [], [status, pricing_eligible, reasons, rates, theoretical_hit_rate, tokens]);
+
 /// A point described directly (e.g. from an accounting result plus the benchmark's throughput).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct ObservedPoint {
@@ -229,6 +233,8 @@ pub struct ObservedPoint {
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub cache: Option<CacheObservation>,
 }
+
+crate::fields!(ObservedPoint, deny_unknown: true, empty: ObservedPoint::default(), required: [], [label, hardware, workload, throughput_per_gpu, input_throughput_per_gpu, output_throughput_per_gpu, isl, osl, input_share, interactivity, concurrency, cache]);
 
 /// A point to price: `{ row: BenchmarkRow }` or `{ observed: ObservedPoint }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
