@@ -17,6 +17,8 @@ use std::marker::PhantomData;
 pub trait Fields: Sized {
     /// The struct's name, as `expected struct Name` says it.
     const NAME: &'static str;
+    /// What an error calls the expected value instead, when not empty (`#[serde(expecting)]`).
+    const EXPECTING: &'static str;
     /// The member names, in declaration order (at most 64).
     const FIELDS: &'static [&'static str];
     /// The members that must be given.
@@ -40,7 +42,10 @@ impl<'de, T: Fields> Visitor<'de> for Object<T> {
     type Value = T;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "struct {}", T::NAME)
+        match T::EXPECTING {
+            "" => write!(f, "struct {}", T::NAME),
+            expecting => f.write_str(expecting),
+        }
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
@@ -121,10 +126,14 @@ impl<'de> Visitor<'de> for Key {
 }
 
 /// `Deserialize` and [`Fields`] for a struct whose members are named as its fields:
-/// `fields!(Type, deny_unknown: bool, empty: expr, required: [names], [field, ...])`.
+/// `fields!(Type, [expecting: "text",] deny_unknown: bool, empty: expr, required: [names],
+/// [field, ...])`.
 #[macro_export]
 macro_rules! fields {
-    ($ty:ident, deny_unknown: $deny:expr, empty: $empty:expr, required: [$($req:ident),*], [$($f:ident),* $(,)?]) => {
+    ($ty:ident, deny_unknown: $($rest:tt)*) => {
+        $crate::fields!($ty, expecting: "", deny_unknown: $($rest)*);
+    };
+    ($ty:ident, expecting: $expecting:literal, deny_unknown: $deny:expr, empty: $empty:expr, required: [$($req:ident),*], [$($f:ident),* $(,)?]) => {
         impl<'de> serde::Deserialize<'de> for $ty {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 $crate::fields::deserialize::<Self, D>(d)
@@ -133,6 +142,7 @@ macro_rules! fields {
 
         impl $crate::fields::Fields for $ty {
             const NAME: &'static str = stringify!($ty);
+            const EXPECTING: &'static str = $expecting;
             const FIELDS: &'static [&'static str] = &[$(stringify!($f)),*];
             const REQUIRED: &'static [&'static str] = &[$(stringify!($req)),*];
             const DENY_UNKNOWN: bool = $deny;
