@@ -1219,7 +1219,7 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
     refuse_typed_counters(&scrapes, &folded, &server_json, &server_csv)?;
     let (scrapes, scrape_files) = sort_scrapes(scrapes);
 
-    ignored.sort();
+    crate::sort::sort_by(&mut ignored, |a, b| a.cmp(b));
     Ok(Run {
         files,
         ignored,

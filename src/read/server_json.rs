@@ -893,7 +893,7 @@ impl ExportState {
     fn export(mut self) -> ServerMetricsExport {
         let (metrics, skipped_p) = self.metrics.take().unwrap_or_default();
         let (warmup_metrics, skipped_w) = self.warmup.take().unwrap_or_default();
-        self.merged.sort();
+        crate::sort::sort_by(&mut self.merged, |a, b| a.cmp(b));
         self.merged.dedup();
         ServerMetricsExport {
             format: ServerMetricsFormat::Json,
