@@ -77,6 +77,69 @@ pub struct CaptureInput {
 
 crate::fields!(CaptureInput, deny_unknown: true, empty: CaptureInput::default(), required: [], [endpoint_url, timestamp_ns]);
 
+/// Capture metadata by file name: a JSON object read as a map is (in name order, a repeated
+/// name keeping its last value), into pairs rather than a `BTreeMap` of its own type (one
+/// copy of the map's code less in the .wasm, issue 11).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Captures(pub Vec<(String, CaptureInput)>);
+
+impl Captures {
+    /// The metadata of capture `name`.
+    pub fn get(&self, name: &str) -> Option<&CaptureInput> {
+        let i = self
+            .0
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .ok()?;
+        Some(&self.0[i].1)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Captures {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(CapturesVisitor)
+    }
+}
+
+struct CapturesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for CapturesVisitor {
+    type Value = Captures;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Captures, A::Error> {
+        let mut pairs: Vec<(String, CaptureInput)> = Vec::new();
+        while let Some((name, c)) = map.next_entry::<String, CaptureInput>()? {
+            match pairs.binary_search_by(|(n, _)| n.cmp(&name)) {
+                Ok(i) => pairs[i].1 = c,
+                Err(i) => pairs.insert(i, (name, c)),
+            }
+        }
+        Ok(Captures(pairs))
+    }
+}
+
+/// The schema of the map it is read from.
+impl JsonSchema for Captures {
+    fn inline_schema() -> bool {
+        <BTreeMap<String, CaptureInput>>::inline_schema()
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        <BTreeMap<String, CaptureInput>>::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        <BTreeMap<String, CaptureInput>>::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <BTreeMap<String, CaptureInput>>::json_schema(generator)
+    }
+}
+
 /// Options of `inspectRun` / `inspectRuns`. Every field is optional.
 #[derive(Debug, Clone, PartialEq, Eq, Default, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
@@ -96,7 +159,7 @@ pub struct InspectOptions {
         target_arch = "wasm32",
         tsify(optional, type = "Record<string, CaptureInput>")
     )]
-    pub captures: Option<BTreeMap<String, CaptureInput>>,
+    pub captures: Option<Captures>,
     /// Launch facts as JSON text (the format of a `launch.json` file).
     #[serde(default)]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -130,7 +193,7 @@ pub struct AccountOptions {
         target_arch = "wasm32",
         tsify(optional, type = "Record<string, CaptureInput>")
     )]
-    pub captures: Option<BTreeMap<String, CaptureInput>>,
+    pub captures: Option<Captures>,
     #[serde(default)]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub launch_json: Option<String>,
@@ -179,18 +242,15 @@ impl InspectOptions {
         if let Some(prefixes) = &self.family_prefixes {
             families = families.with_prefixes(prefixes);
         }
-        let captures = self
-            .captures
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(name, c)| {
+        let captures = crate::sort::map_of(self.captures.unwrap_or_default().0.into_iter().map(
+            |(name, c)| {
                 let meta = CaptureMeta {
                     endpoint_url: c.endpoint_url,
                     timestamp_ns: c.timestamp_ns.map(|t| t.0),
                 };
                 (name, meta)
-            })
-            .collect();
+            },
+        ));
         let launch = match (self.launch_json, self.launch_env) {
             (Some(_), Some(_)) => {
                 return Err(OptionsError::new(
@@ -398,6 +458,23 @@ mod tests {
     }
 
     #[test]
+    fn captures_read_as_a_map_reads_them() {
+        let o: InspectOptions = from_json(
+            "options",
+            r#"{"captures": {"b.prom": {"endpoint_url": "u1"}, "a.prom": {}, "b.prom": {"endpoint_url": "u2"}}}"#,
+        )
+        .unwrap();
+        let c = o.captures.unwrap();
+        let names: Vec<&str> = c.0.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a.prom", "b.prom"]);
+        assert_eq!(c.get("b.prom").unwrap().endpoint_url.as_deref(), Some("u2"));
+        assert!(c.get("c.prom").is_none());
+        let e = from_json::<InspectOptions>("options", r#"{"captures": [1]}"#).unwrap_err();
+        assert_eq!(e.path, "options.captures");
+        assert_eq!(e.message, "invalid type: sequence, expected a map");
+    }
+
+    #[test]
     fn timestamps_are_exact_from_strings_and_integers() {
         let o: InspectOptions = from_json(
             "options",
@@ -405,7 +482,7 @@ mod tests {
                 "family_prefixes": ["sglang:"]}"#,
         )
         .unwrap();
-        let c = &o.captures.as_ref().unwrap()["a.prom"];
+        let c = o.captures.as_ref().unwrap().get("a.prom").unwrap();
         assert_eq!(c.timestamp_ns, Some(EpochNs(1_781_000_000_000_000_001)));
         let e = from_json::<InspectOptions>(
             "options",
