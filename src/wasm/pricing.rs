@@ -12,7 +12,7 @@ use crate::pricing::point::{
 use crate::pricing::rate_card::{CardChoice, RateCard};
 use crate::pricing::revenue::{self, PowerCost, ProfitEstimate, ProfitInput};
 use crate::pricing::{self as core, LegacySurface, PricingCode, PricingPolicy, PricingReason};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 /// The options of a pricing call, resolved.
@@ -143,11 +143,11 @@ struct SplitArgs {
 
 crate::fields!(SplitArgs, deny_unknown: true, empty: SplitArgs { total: 0.0, share: None, hit_rate: None, ratio: 0.0 }, required: [total, ratio], [total, share, hit_rate, ratio]);
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct ObservationArgs {
     accounting: AccountingView,
 }
+
+crate::fields!(ObservationArgs, deny_unknown: true, empty: ObservationArgs { accounting: <AccountingView as crate::fields::Fields>::empty() }, required: [accounting], [accounting]);
 
 /// The arguments of a call (the root of every path in its errors is the argument's name).
 fn args<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, CallError> {
