@@ -118,8 +118,23 @@ fn locate(text: &[u8], err: &serde_json::Error, member: bool) -> Vec<Seg> {
     let mut read = text.get(..fault + 1).unwrap_or(text);
     // Elements left over by a struct read from an array: serde_json points at the first one,
     // and the error is the array's (as serde_path_to_error has it), not that element's.
-    if err.to_string().starts_with("trailing characters") {
+    let msg = err.to_string();
+    if msg.starts_with("trailing characters") {
         read = read.get(..fault).unwrap_or(read);
+    }
+    // A struct read member by member (`crate::fields`) refuses an array once its `[` (and the
+    // blanks serde_json skips looking for its `]`) is read: the error is that value's. (An
+    // element refused before it is read is an array only when a `[` comes next; a struct's
+    // refusal is the array's whatever comes next.)
+    if let Some(expected) = msg.strip_prefix("invalid type: sequence, expected ") {
+        let end = read.iter().rposition(|b| !b.is_ascii_whitespace());
+        let after = text.get(read.len()..).unwrap_or_default();
+        let next = after.iter().find(|b| !b.is_ascii_whitespace());
+        if let Some(open) = end.filter(|&i| read[i] == b'[') {
+            if expected.starts_with("struct ") || next != Some(&b'[') {
+                read = &read[..open];
+            }
+        }
     }
     // serde_json reports a container it refuses before reading it, but one a visitor refuses
     // after reading its `[` or `{`: what comes next tells which.

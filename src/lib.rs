@@ -7,6 +7,7 @@
 pub mod account;
 pub mod engines;
 pub mod error;
+pub mod fields;
 pub mod inspect;
 pub mod json_path;
 pub mod model;

@@ -14,14 +14,13 @@ use crate::read::launch::{launch_from_env, read_launch_json};
 use crate::read::{CaptureMeta, FamilyFilter, RunOptions};
 use crate::wire::EpochNs;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
 
 /// One artifact of a run: its file name (the format is recognised by name and extension;
 /// in a sweep, its path relative to the folder) and its content as `text` or as `bytes`
 /// (exactly one; in JS a `Uint8Array`, any other typed array or `DataView`, or an `ArrayBuffer`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
 pub struct RunFileInput {
@@ -36,6 +35,8 @@ pub struct RunFileInput {
     )]
     pub bytes: Option<Vec<u8>>,
 }
+
+crate::fields!(RunFileInput, deny_unknown: true, empty: RunFileInput::default(), required: [name], [name, text, bytes]);
 
 impl RunFileInput {
     /// The content, given exactly once; `at` names the file in the call (`files[3]`).
@@ -60,7 +61,7 @@ impl RunFileInput {
 }
 
 /// Where and when a Prometheus text capture was taken.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
 pub struct CaptureInput {
@@ -74,8 +75,73 @@ pub struct CaptureInput {
     pub timestamp_ns: Option<EpochNs>,
 }
 
+crate::fields!(CaptureInput, deny_unknown: true, empty: CaptureInput::default(), required: [], [endpoint_url, timestamp_ns]);
+
+/// Capture metadata by file name: a JSON object read as a map is (in name order, a repeated
+/// name keeping its last value), into pairs rather than a `BTreeMap` of its own type (one
+/// copy of the map's code less in the .wasm, issue 11).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Captures(pub Vec<(String, CaptureInput)>);
+
+impl Captures {
+    /// The metadata of capture `name`.
+    pub fn get(&self, name: &str) -> Option<&CaptureInput> {
+        let i = self
+            .0
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .ok()?;
+        Some(&self.0[i].1)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Captures {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(CapturesVisitor)
+    }
+}
+
+struct CapturesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for CapturesVisitor {
+    type Value = Captures;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Captures, A::Error> {
+        let mut pairs: Vec<(String, CaptureInput)> = Vec::new();
+        while let Some((name, c)) = map.next_entry::<String, CaptureInput>()? {
+            match pairs.binary_search_by(|(n, _)| n.cmp(&name)) {
+                Ok(i) => pairs[i].1 = c,
+                Err(i) => pairs.insert(i, (name, c)),
+            }
+        }
+        Ok(Captures(pairs))
+    }
+}
+
+/// The schema of the map it is read from.
+impl JsonSchema for Captures {
+    fn inline_schema() -> bool {
+        <BTreeMap<String, CaptureInput>>::inline_schema()
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        <BTreeMap<String, CaptureInput>>::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        <BTreeMap<String, CaptureInput>>::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <BTreeMap<String, CaptureInput>>::json_schema(generator)
+    }
+}
+
 /// Options of `inspectRun` / `inspectRuns`. Every field is optional.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
 pub struct InspectOptions {
@@ -93,7 +159,7 @@ pub struct InspectOptions {
         target_arch = "wasm32",
         tsify(optional, type = "Record<string, CaptureInput>")
     )]
-    pub captures: Option<BTreeMap<String, CaptureInput>>,
+    pub captures: Option<Captures>,
     /// Launch facts as JSON text (the format of a `launch.json` file).
     #[serde(default)]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
@@ -107,10 +173,12 @@ pub struct InspectOptions {
     pub launch_env: Option<BTreeMap<String, String>>,
 }
 
+crate::fields!(InspectOptions, deny_unknown: true, empty: InspectOptions::default(), required: [], [families, family_prefixes, captures, launch_json, launch_env]);
+
 /// Options of `accountRun` / `accountRuns`: those of `inspectRun` plus the accounting policy.
 /// (The fields of `InspectOptions` are repeated, not `#[serde(flatten)]`ed: serde cannot refuse
 /// unknown fields through a flatten, and an unknown option must be refused by name.)
-#[derive(Debug, Clone, PartialEq, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
 pub struct AccountOptions {
@@ -125,7 +193,7 @@ pub struct AccountOptions {
         target_arch = "wasm32",
         tsify(optional, type = "Record<string, CaptureInput>")
     )]
-    pub captures: Option<BTreeMap<String, CaptureInput>>,
+    pub captures: Option<Captures>,
     #[serde(default)]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub launch_json: Option<String>,
@@ -140,6 +208,8 @@ pub struct AccountOptions {
     #[cfg_attr(target_arch = "wasm32", tsify(optional, type = "Partial<Policy>"))]
     pub policy: Option<Policy>,
 }
+
+crate::fields!(AccountOptions, deny_unknown: true, empty: AccountOptions::default(), required: [], [families, family_prefixes, captures, launch_json, launch_env, policy]);
 
 impl AccountOptions {
     /// The run options (families as accounting reads them unless named) and the checked policy.
@@ -172,18 +242,15 @@ impl InspectOptions {
         if let Some(prefixes) = &self.family_prefixes {
             families = families.with_prefixes(prefixes);
         }
-        let captures = self
-            .captures
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(name, c)| {
+        let captures = crate::sort::map_of(self.captures.unwrap_or_default().0.into_iter().map(
+            |(name, c)| {
                 let meta = CaptureMeta {
                     endpoint_url: c.endpoint_url,
                     timestamp_ns: c.timestamp_ns.map(|t| t.0),
                 };
                 (name, meta)
-            })
-            .collect();
+            },
+        ));
         let launch = match (self.launch_json, self.launch_env) {
             (Some(_), Some(_)) => {
                 return Err(OptionsError::new(
@@ -208,7 +275,7 @@ impl InspectOptions {
 }
 
 /// Options of every pricing call. Every field is optional.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Default, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
 pub struct PriceOptions {
@@ -238,14 +305,18 @@ pub struct PriceOptions {
     pub x_metric: Option<String>,
 }
 
+crate::fields!(PriceOptions, deny_unknown: true, empty: PriceOptions::default(), required: [], [policy, card, rate_card, surface, x_metric]);
+
 /// One date's points of a trend line (`trendSeries`).
-#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(deny_unknown_fields)]
 pub struct TrendGroupInput {
     pub date: String,
     pub points: Vec<PointInput>,
 }
+
+crate::fields!(TrendGroupInput, deny_unknown: true, empty: TrendGroupInput { date: String::new(), points: Vec::new() }, required: [date, points], [date, points]);
 
 /// A malformed call: where in the call's arguments (`options.policy.max_rate_width`,
 /// `files[2]`) and what is wrong. Code `BAD_OPTIONS`.
@@ -339,11 +410,27 @@ fn quote(key: &str) -> String {
 /// Read argument `arg` of a call from its JSON text, refusing unknown fields by path.
 pub fn from_json<T: serde::de::DeserializeOwned>(arg: &str, json: &str) -> Result<T, OptionsError> {
     let mut de = serde_json::Deserializer::from_slice(json.as_bytes());
-    let value =
-        json_path::deserialize(json, &mut de).map_err(|e| OptionsError::from_serde(arg, e))?;
-    de.end()
-        .map_err(|e| OptionsError::new(arg, format!("not one JSON value: {e}")))?;
+    let value = T::deserialize(&mut de);
+    let value = value.map_err(|e| parse_error(arg, json, e))?;
+    end_of_json(arg, &mut de)?;
     Ok(value)
+}
+
+/// The error of a failed parse, at its path. Not generic: one copy for every argument type.
+#[inline(never)]
+fn parse_error(arg: &str, json: &str, error: serde_json::Error) -> OptionsError {
+    let path = json_path::path_of_error(json.as_bytes(), &error);
+    OptionsError::from_serde(arg, json_path::PathError { error, path })
+}
+
+/// Refuse text after the one value.
+#[inline(never)]
+fn end_of_json(
+    arg: &str,
+    de: &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>,
+) -> Result<(), OptionsError> {
+    de.end()
+        .map_err(|e| OptionsError::new(arg, format!("not one JSON value: {e}")))
 }
 
 #[cfg(test)]
@@ -371,6 +458,23 @@ mod tests {
     }
 
     #[test]
+    fn captures_read_as_a_map_reads_them() {
+        let o: InspectOptions = from_json(
+            "options",
+            r#"{"captures": {"b.prom": {"endpoint_url": "u1"}, "a.prom": {}, "b.prom": {"endpoint_url": "u2"}}}"#,
+        )
+        .unwrap();
+        let c = o.captures.unwrap();
+        let names: Vec<&str> = c.0.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a.prom", "b.prom"]);
+        assert_eq!(c.get("b.prom").unwrap().endpoint_url.as_deref(), Some("u2"));
+        assert!(c.get("c.prom").is_none());
+        let e = from_json::<InspectOptions>("options", r#"{"captures": [1]}"#).unwrap_err();
+        assert_eq!(e.path, "options.captures");
+        assert_eq!(e.message, "invalid type: sequence, expected a map");
+    }
+
+    #[test]
     fn timestamps_are_exact_from_strings_and_integers() {
         let o: InspectOptions = from_json(
             "options",
@@ -378,7 +482,7 @@ mod tests {
                 "family_prefixes": ["sglang:"]}"#,
         )
         .unwrap();
-        let c = &o.captures.as_ref().unwrap()["a.prom"];
+        let c = o.captures.as_ref().unwrap().get("a.prom").unwrap();
         assert_eq!(c.timestamp_ns, Some(EpochNs(1_781_000_000_000_000_001)));
         let e = from_json::<InspectOptions>(
             "options",

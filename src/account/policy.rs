@@ -2,9 +2,9 @@
 //! echoed in the output. Never a hidden constant.
 
 use crate::error::{ErrorCode, ReadError};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(default, deny_unknown_fields)]
 pub struct Policy {
@@ -18,6 +18,8 @@ pub struct Policy {
     /// Cached-input price as a fraction of the input price when a rate card gives none.
     pub cached_price_ratio: f64,
 }
+
+crate::fields!(Policy, deny_unknown: true, empty: Policy::default(), required: [], [max_rate_width, conservation_tolerance, trust_phase_totals, cached_price_ratio]);
 
 impl Default for Policy {
     fn default() -> Self {

@@ -27,7 +27,7 @@ pub enum Workload {
 /// A dashboard row (`/api/v1/benchmarks` `BenchmarkRow`). Unknown keys are accepted and
 /// ignored; `metrics` holds the flat metric keys (`tput_per_gpu`, `input_tput_per_gpu`,
 /// `server_gpu_cache_hit_rate`, ...). Non-numeric metric values count as absent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct BenchmarkRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -92,10 +92,12 @@ pub struct BenchmarkRow {
     pub metrics: BTreeMap<String, Value>,
 }
 
+crate::fields!(BenchmarkRow, deny_unknown: false, empty: BenchmarkRow::default(), required: [], [id, hardware, framework, model, precision, spec_method, disagg, benchmark_type, isl, osl, conc, offload_mode, date, cache_pricing_eligible, cache_validity_status, metrics]);
+
 /// `{value, lo, hi}` as the accounting result reports a rate. Like [`TierRates`] and
 /// [`TokenTotals`] it reads an accounting result's block as it is, so other fields of that block
 /// are ignored.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct RateInterval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,9 +111,11 @@ pub struct RateInterval {
     pub hi: Option<f64>,
 }
 
+crate::fields!(RateInterval, deny_unknown: false, empty: RateInterval::default(), required: [], [value, lo, hi]);
+
 /// The accounting result's tier rates (contract section 2): disjoint tiers,
 /// `overall = gpu + cpu + external`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct TierRates {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,10 +132,12 @@ pub struct TierRates {
     pub overall: Option<RateInterval>,
 }
 
+crate::fields!(TierRates, deny_unknown: false, empty: TierRates::default(), required: [], [gpu, cpu, external, overall]);
+
 /// Where token totals come from (contract section 7): the accounting's own type.
 pub use crate::account::output::TokenSource;
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub struct TokenTotals {
@@ -146,10 +152,12 @@ pub struct TokenTotals {
     pub source: Option<TokenSource>,
 }
 
+crate::fields!(TokenTotals, deny_unknown: false, empty: TokenTotals::default(), required: [], [prompt, generation, source]);
+
 /// The part of an accounting result (contract sections 6 and 7) pricing needs: the verdict's
 /// status, `pricing_eligible` and reason codes, the tier rates, the theoretical hit rate and
 /// the token totals. An accounting result converts into this field by field.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct CacheObservation {
@@ -182,8 +190,10 @@ pub struct CacheObservation {
     pub tokens: Option<TokenTotals>,
 }
 
+crate::fields!(CacheObservation, deny_unknown: true, empty: CacheObservation::default(), required: [], [status, pricing_eligible, reasons, rates, theoretical_hit_rate, tokens]);
+
 /// A point described directly (e.g. from an accounting result plus the benchmark's throughput).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct ObservedPoint {
@@ -229,6 +239,8 @@ pub struct ObservedPoint {
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub cache: Option<CacheObservation>,
 }
+
+crate::fields!(ObservedPoint, deny_unknown: true, empty: ObservedPoint::default(), required: [], [label, hardware, workload, throughput_per_gpu, input_throughput_per_gpu, output_throughput_per_gpu, isl, osl, input_share, interactivity, concurrency, cache]);
 
 /// A point to price: `{ row: BenchmarkRow }` or `{ observed: ObservedPoint }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -554,7 +566,7 @@ impl PointInput {
 /// The fields of an accounting result (`kvledger account --json`, `accountRun`) that pricing
 /// reads. Deserialised from the result's own JSON shape, so the dashboard can hand a stored
 /// result over unchanged; everything else in it is ignored.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, schemars::JsonSchema)]
 pub struct AccountingView {
     pub cache_validity: ValidityView,
     #[serde(default)]
@@ -565,7 +577,9 @@ pub struct AccountingView {
     pub tokens: Option<AccountingTokens>,
 }
 
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+crate::fields!(AccountingView, deny_unknown: false, empty: AccountingView { cache_validity: ValidityView { status: Status::NotMeasured, pricing_eligible: false, reasons: Vec::new() }, rates: TierRates::default(), theoretical_hit_rate: None, tokens: None }, required: [cache_validity], [cache_validity, rates, theoretical_hit_rate, tokens]);
+
+#[derive(Debug, Clone, schemars::JsonSchema)]
 pub struct ValidityView {
     pub status: Status,
     pub pricing_eligible: bool,
@@ -573,12 +587,16 @@ pub struct ValidityView {
     pub reasons: Vec<ReasonView>,
 }
 
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+crate::fields!(ValidityView, deny_unknown: false, empty: ValidityView { status: Status::NotMeasured, pricing_eligible: false, reasons: Vec::new() }, required: [status, pricing_eligible], [status, pricing_eligible, reasons]);
+
+#[derive(Debug, Clone, schemars::JsonSchema)]
 pub struct ReasonView {
     pub code: String,
 }
 
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+crate::fields!(ReasonView, deny_unknown: false, empty: ReasonView { code: String::new() }, required: [code], [code]);
+
+#[derive(Debug, Clone, schemars::JsonSchema)]
 pub struct AccountingTokens {
     #[serde(default)]
     pub prompt_total: Option<f64>,
@@ -587,6 +605,8 @@ pub struct AccountingTokens {
     #[serde(default)]
     pub source: Option<TokenSource>,
 }
+
+crate::fields!(AccountingTokens, deny_unknown: false, empty: AccountingTokens { prompt_total: None, generation_total: None, source: None }, required: [], [prompt_total, generation_total, source]);
 
 impl From<AccountingView> for CacheObservation {
     fn from(a: AccountingView) -> Self {

@@ -29,7 +29,7 @@ pub enum UsageConvention {
 /// A rate card. Prices are $ per million tokens. Give at most one of
 /// `cached_input_per_million` (absolute) and `cached_input_ratio` (share of the input price);
 /// with neither, the cached price is 10 % of the input price.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct RateCard {
@@ -65,6 +65,8 @@ pub struct RateCard {
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub lab_share_pct: Option<f64>,
 }
+
+crate::fields!(RateCard, deny_unknown: true, empty: RateCard { name: String::new(), label: None, model: None, as_of: String::new(), source: None, input_per_million: 0.0, cached_input_per_million: None, cached_input_ratio: None, output_per_million: 0.0, cache_write_per_million: None, usage_convention: UsageConvention::Subset, lab_share_pct: None }, required: [name, as_of, input_per_million, output_per_million, usage_convention], [name, label, model, as_of, source, input_per_million, cached_input_per_million, cached_input_ratio, output_per_million, cache_write_per_million, usage_convention, lab_share_pct]);
 
 /// The resolved prices of a card ($ per million tokens).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

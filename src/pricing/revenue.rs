@@ -42,7 +42,7 @@ fn revenue_unchecked(t: f64, s: Option<f64>, h: Option<f64>, p: &Prices) -> Opti
 }
 
 /// Power and cost of one GPU: all-in kW per GPU and a TCO in $ per GPU-hour.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct PowerCost {
@@ -53,6 +53,8 @@ pub struct PowerCost {
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub tco_per_gpu_hour: Option<f64>,
 }
+
+crate::fields!(PowerCost, deny_unknown: true, empty: PowerCost::default(), required: [], [kw_per_gpu, tco_per_gpu_hour]);
 
 /// B200 facts from the dashboard (consumer.md b.4): 1.71 kW all-in per GPU; TCO tiers in
 /// $ per GPU-hour.
@@ -137,7 +139,7 @@ pub const DEFAULT_UTILIZATION_PCT: f64 = 60.0;
 pub const DEFAULT_LAB_SHARE_PCT: f64 = 30.0;
 
 /// Input of the profit estimator (consumer.md b.4, `estimateSkuProfit`).
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub struct ProfitInput {
@@ -167,6 +169,8 @@ pub struct ProfitInput {
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub lab_share_pct: Option<f64>,
 }
+
+crate::fields!(ProfitInput, deny_unknown: true, empty: ProfitInput::default(), required: [], [revenue_per_gpu_hour, clamped, basis, kw_per_gpu, tco_per_gpu_hour, utilization_pct, lab_share_pct]);
 
 /// The profit estimator's result.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -186,11 +186,11 @@ fn group_paths(paths: &[&str], recognition: &dyn Fn(&str) -> Recognition) -> Dis
         .into_values()
         .map(|mut g| {
             crate::sort::sort_by(&mut g.files, |a, b| a.cmp(b));
-            g.ignored.sort();
+            crate::sort::sort_by(&mut g.ignored, |a, b| a.cmp(b));
             g
         })
         .collect();
-    ignored.sort();
+    crate::sort::sort_by(&mut ignored, |a, b| a.cmp(b));
     Discovery { runs, ignored }
 }
 
@@ -235,7 +235,7 @@ pub fn read_runs(
                 .collect();
             let result = read_run(&files, options).map(|mut run| {
                 run.ignored.extend(g.ignored);
-                run.ignored.sort();
+                crate::sort::sort_by(&mut run.ignored, |a, b| a.cmp(b));
                 run
             });
             let run = if g.root.is_empty() {

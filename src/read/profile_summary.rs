@@ -70,76 +70,51 @@ struct MetricDe<K> {
 type CountDe = Option<MetricDe<IsCount>>;
 type ValueDe = Option<MetricDe<NotCount>>;
 
-#[derive(Deserialize, Default)]
-#[serde(expecting = "a records object")]
+#[derive(Default)]
 struct MetricsDe {
-    #[serde(default)]
     request_count: CountDe,
-    #[serde(default)]
     error_request_count: CountDe,
-    #[serde(default)]
     completed_request_count: CountDe,
-    #[serde(default)]
     min_request_timestamp: ValueDe,
-    #[serde(default)]
     max_response_timestamp: ValueDe,
-    #[serde(default)]
     benchmark_duration: ValueDe,
-    #[serde(default)]
     total_isl: CountDe,
-    #[serde(default)]
     total_osl: CountDe,
-    #[serde(default)]
     theoretical_prefix_cache_hit: ValueDe,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(expecting = "a warmup metrics object")]
+crate::fields!(MetricsDe, expecting: "a records object", deny_unknown: false, empty: MetricsDe::default(), required: [], [request_count, error_request_count, completed_request_count, min_request_timestamp, max_response_timestamp, benchmark_duration, total_isl, total_osl, theoretical_prefix_cache_hit]);
+
+#[derive(Default)]
 struct WarmupDe {
-    #[serde(default)]
     request_count: CountDe,
-    #[serde(default)]
     error_request_count: CountDe,
 }
 
-#[derive(Deserialize)]
-#[serde(expecting = "an AIPerf run summary object")]
+crate::fields!(WarmupDe, expecting: "a warmup metrics object", deny_unknown: false, empty: WarmupDe::default(), required: [], [request_count, error_request_count]);
+
+#[derive(Default)]
 struct SummaryDe {
-    #[serde(default)]
     schema_version: Option<String>,
-    #[serde(default)]
     aiperf_version: Option<String>,
-    #[serde(default)]
     benchmark_id: Option<String>,
-    #[serde(default)]
     request_count: CountDe,
-    #[serde(default)]
     error_request_count: CountDe,
-    #[serde(default)]
     completed_request_count: CountDe,
-    #[serde(default)]
     min_request_timestamp: ValueDe,
-    #[serde(default)]
     max_response_timestamp: ValueDe,
-    #[serde(default)]
     benchmark_duration: ValueDe,
-    #[serde(default)]
     total_isl: CountDe,
-    #[serde(default)]
     total_osl: CountDe,
-    #[serde(default)]
     theoretical_prefix_cache_hit: ValueDe,
-    #[serde(default)]
     records: Option<MetricsDe>,
-    #[serde(default)]
     start_time: Option<String>,
-    #[serde(default)]
     end_time: Option<String>,
-    #[serde(default)]
     was_cancelled: Option<bool>,
-    #[serde(default)]
     warmup_metrics: Option<WarmupDe>,
 }
+
+crate::fields!(SummaryDe, expecting: "an AIPerf run summary object", deny_unknown: false, empty: SummaryDe::default(), required: [], [schema_version, aiperf_version, benchmark_id, request_count, error_request_count, completed_request_count, min_request_timestamp, max_response_timestamp, benchmark_duration, total_isl, total_osl, theoretical_prefix_cache_hit, records, start_time, end_time, was_cancelled, warmup_metrics]);
 
 fn avg<K>(m: &Option<MetricDe<K>>) -> Option<f64> {
     m.as_ref()

@@ -166,21 +166,19 @@ pub struct Run {
 
 /// One capture of `captures.json`. (Not `#[serde(flatten)]` over [`CaptureMeta`]: flatten
 /// loses the JSON path of an error inside it.)
-#[derive(Deserialize)]
-#[serde(expecting = "a capture object (`file`, `endpoint_url`, `timestamp_ns`)")]
 struct CaptureManifestEntry {
     file: String,
-    #[serde(default)]
     endpoint_url: Option<String>,
-    #[serde(default)]
     timestamp_ns: Option<u64>,
 }
 
-#[derive(Deserialize)]
-#[serde(expecting = "a capture manifest object (`captures`)")]
+crate::fields!(CaptureManifestEntry, expecting: "a capture object (`file`, `endpoint_url`, `timestamp_ns`)", deny_unknown: false, empty: CaptureManifestEntry { file: String::new(), endpoint_url: None, timestamp_ns: None }, required: [file], [file, endpoint_url, timestamp_ns]);
+
 struct CaptureManifest {
     captures: Vec<CaptureManifestEntry>,
 }
+
+crate::fields!(CaptureManifest, expecting: "a capture manifest object (`captures`)", deny_unknown: false, empty: CaptureManifest { captures: Vec::new() }, required: [captures], [captures]);
 
 #[cfg(test)]
 #[test]
@@ -1221,7 +1219,7 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
     refuse_typed_counters(&scrapes, &folded, &server_json, &server_csv)?;
     let (scrapes, scrape_files) = sort_scrapes(scrapes);
 
-    ignored.sort();
+    crate::sort::sort_by(&mut ignored, |a, b| a.cmp(b));
     Ok(Run {
         files,
         ignored,

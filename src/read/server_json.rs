@@ -606,15 +606,15 @@ struct RawRange {
     end_ns: u64,
 }
 
-#[derive(Default, Deserialize)]
-#[serde(default, expecting = "a phase time ranges object")]
+#[derive(Default)]
 struct RawPhaseRanges {
     profiling: Option<RawRange>,
     warmup: Option<RawRange>,
 }
 
-#[derive(Default, Deserialize)]
-#[serde(default, expecting = "a summary object")]
+crate::fields!(RawPhaseRanges, expecting: "a phase time ranges object", deny_unknown: false, empty: RawPhaseRanges::default(), required: [], [profiling, warmup]);
+
+#[derive(Default)]
 struct RawSummary {
     endpoints_configured: Option<Vec<String>>,
     endpoints_successful: Option<Vec<String>>,
@@ -623,6 +623,8 @@ struct RawSummary {
     endpoint_info: Option<BTreeMap<String, Option<RawEndpointInfo>>>,
     phase_time_ranges: Option<RawPhaseRanges>,
 }
+
+crate::fields!(RawSummary, expecting: "a summary object", deny_unknown: false, empty: RawSummary::default(), required: [], [endpoints_configured, endpoints_successful, start_time, end_time, endpoint_info, phase_time_ranges]);
 
 impl From<RawSummary> for ExportSummary {
     fn from(r: RawSummary) -> Self {
@@ -893,7 +895,7 @@ impl ExportState {
     fn export(mut self) -> ServerMetricsExport {
         let (metrics, skipped_p) = self.metrics.take().unwrap_or_default();
         let (warmup_metrics, skipped_w) = self.warmup.take().unwrap_or_default();
-        self.merged.sort();
+        crate::sort::sort_by(&mut self.merged, |a, b| a.cmp(b));
         self.merged.dedup();
         ServerMetricsExport {
             format: ServerMetricsFormat::Json,

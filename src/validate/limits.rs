@@ -7,10 +7,10 @@
 //! the work under `decompressed_bytes` (every byte is looked at a bounded number of times).
 //! docs/validate.md gives the measured time and memory at these defaults.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// The limits of one validation; every field has a default and may be overridden.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(default, deny_unknown_fields)]
 pub struct UploadLimits {
@@ -38,6 +38,8 @@ pub struct UploadLimits {
     /// counted: the WASM build; natively the other limits bound memory).
     pub memory_budget: u64,
 }
+
+crate::fields!(UploadLimits, deny_unknown: true, empty: UploadLimits::default(), required: [], [bytes, decompressed_bytes, result_json_bytes, files, nesting_depth, string_length, series, timeslices, label_keys, memory_budget]);
 
 /// The limits' names, as they appear in JSON, in errors and as CLI `--limit NAME=VALUE`.
 pub const LIMIT_NAMES: [&str; 10] = [

@@ -80,10 +80,16 @@ fn error_envelope(e: &ErrorOut<'_>) -> String {
         })
 }
 
-/// The envelope of a call's outcome.
+/// The envelope of a call's outcome. Only the serialisation is per result type: the
+/// envelope is one shared function (a copy of it in every export was bytes of the .wasm).
 pub(crate) fn reply<T: Serialize>(outcome: Result<T, CallError>) -> String {
+    envelope(outcome.map(|value| serde_json::to_string(&value)))
+}
+
+#[inline(never)]
+fn envelope(outcome: Result<serde_json::Result<String>, CallError>) -> String {
     match outcome {
-        Ok(value) => match serde_json::to_string(&value) {
+        Ok(serialised) => match serialised {
             Ok(json) => format!("{{\"ok\":{json}}}"),
             Err(e) => error_envelope(&ErrorOut {
                 code: "INTERNAL",

@@ -7,12 +7,12 @@
 use super::reply;
 use crate::options::{from_json, CallError, OptionsError, PriceOptions, TrendGroupInput};
 use crate::pricing::point::{
-    AccountingView, BenchmarkRow, CacheObservation, PointFacts, PointInput,
+    AccountingView, BenchmarkRow, CacheObservation, ObservedPoint, PointFacts, PointInput,
 };
 use crate::pricing::rate_card::{CardChoice, RateCard};
 use crate::pricing::revenue::{self, PowerCost, ProfitEstimate, ProfitInput};
 use crate::pricing::{self as core, LegacySurface, PricingCode, PricingPolicy, PricingReason};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 /// The options of a pricing call, resolved.
@@ -74,92 +74,80 @@ fn frontier_facts(points: &[PointInput], x_metric: Option<&str>) -> Vec<PointFac
     points.iter().map(|p| facts_of(p, x_metric)).collect()
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct PointArgs {
     point: PointInput,
-    #[serde(default)]
     options: Option<PriceOptions>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+crate::fields!(PointArgs, deny_unknown: true, empty: PointArgs { point: PointInput::Observed(ObservedPoint::default()), options: None }, required: [point], [point, options]);
+
 struct RowsArgs {
     rows: Vec<BenchmarkRow>,
-    #[serde(default)]
     options: Option<PriceOptions>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+crate::fields!(RowsArgs, deny_unknown: true, empty: RowsArgs { rows: Vec::new(), options: None }, required: [rows], [rows, options]);
+
 struct FrontierArgs {
     points: Vec<PointInput>,
-    #[serde(default)]
     options: Option<PriceOptions>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+crate::fields!(FrontierArgs, deny_unknown: true, empty: FrontierArgs { points: Vec::new(), options: None }, required: [points], [points, options]);
+
 struct InterpolateArgs {
     points: Vec<PointInput>,
     target: f64,
-    #[serde(default)]
     options: Option<PriceOptions>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+crate::fields!(InterpolateArgs, deny_unknown: true, empty: InterpolateArgs { points: Vec::new(), target: 0.0, options: None }, required: [points, target], [points, target, options]);
+
 struct TrendArgs {
     groups: Vec<TrendGroupInput>,
     target: f64,
-    #[serde(default)]
     extend_to: Option<String>,
-    #[serde(default)]
     options: Option<PriceOptions>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+crate::fields!(TrendArgs, deny_unknown: true, empty: TrendArgs { groups: Vec::new(), target: 0.0, extend_to: None, options: None }, required: [groups, target], [groups, target, extend_to, options]);
+
 struct MoneyArgs {
-    #[serde(default)]
     revenue_per_gpu_hour: Option<f64>,
-    #[serde(default)]
     throughput_per_gpu: Option<f64>,
-    #[serde(default)]
     power: Option<PowerCost>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+crate::fields!(MoneyArgs, deny_unknown: true, empty: MoneyArgs { revenue_per_gpu_hour: None, throughput_per_gpu: None, power: None }, required: [], [revenue_per_gpu_hour, throughput_per_gpu, power]);
+
 struct ProfitArgs {
     input: ProfitInput,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+crate::fields!(ProfitArgs, deny_unknown: true, empty: ProfitArgs { input: ProfitInput::default() }, required: [input], [input]);
+
 struct BillableArgs {
     input: f64,
-    #[serde(default)]
     hit_rate: Option<f64>,
     ratio: f64,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+crate::fields!(BillableArgs, deny_unknown: true, empty: BillableArgs { input: 0.0, hit_rate: None, ratio: 0.0 }, required: [input, ratio], [input, hit_rate, ratio]);
+
 struct SplitArgs {
     total: f64,
-    #[serde(default)]
     share: Option<f64>,
-    #[serde(default)]
     hit_rate: Option<f64>,
     ratio: f64,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+crate::fields!(SplitArgs, deny_unknown: true, empty: SplitArgs { total: 0.0, share: None, hit_rate: None, ratio: 0.0 }, required: [total, ratio], [total, share, hit_rate, ratio]);
+
 struct ObservationArgs {
     accounting: AccountingView,
 }
+
+crate::fields!(ObservationArgs, deny_unknown: true, empty: ObservationArgs { accounting: <AccountingView as crate::fields::Fields>::empty() }, required: [accounting], [accounting]);
 
 /// The arguments of a call (the root of every path in its errors is the argument's name).
 fn args<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, CallError> {
