@@ -25,7 +25,7 @@ pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
     let mut out = Endpoints::default();
     let no_families = BTreeMap::new();
     for url in &ev.endpoints {
-        let fams = ev.families.get(url).unwrap_or(&no_families);
+        let fams = ev.families.get(url).map_or(&no_families, |f| &**f);
         let engine = detect_engine(fams.keys().map(|k| &**k), framework);
         let label_sets: Vec<Arc<Labels>> = ev
             .label_sets

@@ -1,6 +1,6 @@
 //! The CSV export's series as evidence: per series its stats, taken in key order.
 
-use super::{share_name, Evidence, SeriesEvidence, SeriesKey, PROCESS_START};
+use super::{share_last, share_name, Evidence, SeriesEvidence, SeriesKey, PROCESS_START};
 use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{Labels, MetricType, ServerMetricsExport};
 use crate::read::names::canonical_family;
@@ -55,6 +55,9 @@ impl Evidence {
         let mut interned: Vec<Arc<Labels>> = Vec::new();
         let endpoint = |i: &usize| series.get(*i).map(|s| s.endpoint);
         let order = csv_key_order(&lean);
+        // The previous endpoint's families and label sets, shared by the next that has the same.
+        let mut last_families = None;
+        let mut last_sets = None;
         for group in order.chunk_by(|a, b| endpoint(a) == endpoint(b)) {
             let Some(url) = group
                 .first()
@@ -65,7 +68,8 @@ impl Evidence {
             };
             let endpoint_url = share_name(&mut self.names, url);
             // What `note_family` does per series, once per family of the endpoint.
-            let families = self.families.entry(url.to_string()).or_default();
+            let endpoint_families = self.families.entry(url.to_string()).or_default();
+            let families = Arc::make_mut(endpoint_families);
             let mut last_family = None;
             for s in group.iter().filter_map(|i| series.get(*i)) {
                 if last_family == Some(s.family) {
@@ -86,6 +90,7 @@ impl Evidence {
                     info.metric_type = Some(f.metric_type);
                 }
             }
+            share_last(&mut last_families, endpoint_families);
             let mut sets = Vec::new();
             // The latest series in file order with both `min` and `max` (as a full read).
             let mut process_start: Option<(usize, f64, f64)> = None;
@@ -150,7 +155,8 @@ impl Evidence {
                 self.process_start_stats.insert(url.to_string(), (lo, hi));
             }
             let known = self.label_sets.entry(url.to_string()).or_default();
-            known.extend(sets);
+            Arc::make_mut(known).extend(sets);
+            share_last(&mut last_sets, known);
         }
         put_counters(&mut self.series, counters);
         extend_sorted(&mut self.gauges, gauges);
