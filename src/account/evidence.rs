@@ -13,6 +13,9 @@ use std::sync::Arc;
 
 /// The CSV export's intake (its series read lean).
 mod csv;
+/// Series-keyed evidence in key order.
+mod table;
+pub use table::SeriesMap;
 
 /// One slice of a counter: its stated bounds and its mass.
 pub use crate::model::CounterSlice as Slice;
@@ -126,15 +129,15 @@ pub struct Coverage {
 /// All evidence of a run, by series.
 #[derive(Debug, Clone, Default)]
 pub struct Evidence {
-    pub series: BTreeMap<SeriesKey, SeriesEvidence>,
+    pub series: SeriesMap<SeriesEvidence>,
     /// Per endpoint: canonical family key (shared, see [`share_name`]: ~20 on each of many
     /// endpoints) → what is known about it. Endpoints with the same families share one map
     /// (see [`share_equal`]): a map each was a sixth of a many-endpoint CSV's memory.
     pub families: BTreeMap<String, Arc<FamilyMap>>,
     /// Gauge values per series: (avg, max) from stats or from samples.
-    pub gauges: BTreeMap<SeriesKey, (Option<f64>, Option<f64>)>,
+    pub gauges: SeriesMap<(Option<f64>, Option<f64>)>,
     /// Histogram (count, sum) per series over the profiling phase.
-    pub histograms: BTreeMap<SeriesKey, (Option<f64>, Option<f64>)>,
+    pub histograms: SeriesMap<(Option<f64>, Option<f64>)>,
     pub coverage: BTreeMap<String, Coverage>,
     /// Which export supplied stats: `json`, `csv`, or none.
     pub stats_source: Option<&'static str>,
@@ -250,7 +253,7 @@ impl Evidence {
             };
             match &s.stats {
                 Stats::Counter(c) => {
-                    let e = self.series.entry(key).or_default();
+                    let e = self.series.entry(key);
                     e.phase_scoped |= phase_scoped;
                     if warmup {
                         let rare = e.rare_mut();
@@ -324,7 +327,10 @@ pub fn collect_with(run: &Run, mut fold: ScrapeFold) -> Evidence {
     }
     fold_run_scrapes(&mut fold, run);
     fold.into_evidence(&mut ev);
-    for (key, e) in &ev.series {
+    ev.series.settle();
+    ev.gauges.settle();
+    ev.histograms.settle();
+    for (key, e) in ev.series.iter() {
         if let Some(s) = e.slices.iter().find(|s| s.total > 0.0) {
             let slot = ev
                 .first_mass_end
