@@ -2,10 +2,9 @@
 //! priced; reported beside the rates. Names follow `research/engine-metrics.md`.
 
 use super::evidence::{Evidence, SeriesKey};
-use super::lookup::of_endpoint;
+use super::lookup::of_family;
 use crate::engines::{Engine, REPLICA_LABELS};
 use crate::model::Labels;
-use crate::read::names::canonical_family;
 use std::collections::BTreeMap;
 
 /// The prompt-token counter of an engine (requests' prompts, for token totals; the canonical
@@ -44,7 +43,7 @@ fn gauges_of<'a>(
     endpoint: &'a str,
     family: &'a str,
 ) -> impl Iterator<Item = (&'a SeriesKey, &'a (Option<f64>, Option<f64>))> + 'a {
-    of_endpoint(&ev.gauges, endpoint).filter(move |(k, _)| canonical_family(&k.spelling) == family)
+    of_family(&ev.gauges, endpoint, family)
 }
 
 /// Usage gauge (mean of series averages, max of series maxima), as a fraction.

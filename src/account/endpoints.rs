@@ -4,11 +4,10 @@
 //! decided from. Also what an engine adapter sees of an endpoint (`present_keys`).
 
 use super::evidence::Evidence;
-use super::lookup::of_endpoint;
+use super::lookup::of_family;
 use super::roles::EndpointFacts;
 use crate::engines::{detect_engine, dynamo, sglang, trtllm, Counter, Engine};
 use crate::model::{Labels, LaunchFacts, MetricType};
-use crate::read::names::canonical_family;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -25,7 +24,7 @@ pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
     let mut out = Endpoints::default();
     let no_families = BTreeMap::new();
     for url in &ev.endpoints {
-        let fams = ev.families.get(url).unwrap_or(&no_families);
+        let fams = ev.families.get(url).map_or(&no_families, |f| &**f);
         let engine = detect_engine(fams.keys().map(|k| &**k), framework);
         let label_sets: Vec<Arc<Labels>> = ev
             .label_sets
@@ -56,10 +55,8 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
         .unwrap_or_default();
     match engine {
         Engine::Sglang => {
-            let sets: Vec<&Labels> = of_endpoint(&ev.series, endpoint)
-                .map(|(k, _)| k)
-                .filter(|k| canonical_family(&k.spelling) == sglang::CACHED)
-                .map(|k| &*k.labels)
+            let sets: Vec<&Labels> = of_family(&ev.series, endpoint, sglang::CACHED)
+                .map(|(k, _)| &*k.labels)
                 .collect();
             match sglang::breakdown(sets) {
                 sglang::Breakdown::Tiers => {
@@ -82,8 +79,9 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
                         Some(MetricType::Histogram | MetricType::Gauge)
                     )
                 })
-                && of_endpoint(&ev.series, endpoint)
-                    .any(|(k, _)| canonical_family(&k.spelling) == trtllm::CACHED);
+                && of_family(&ev.series, endpoint, trtllm::CACHED)
+                    .next()
+                    .is_some();
             if is_counter {
                 present.insert(trtllm::MARK_CACHED_COUNTER.to_string());
             }
@@ -99,12 +97,11 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
                 present.insert(trtllm::MARK_CACHED_HISTOGRAM.to_string());
             }
             let tier_present = |c: Counter| {
-                of_endpoint(&ev.series, endpoint).any(|(k, _)| {
-                    canonical_family(&k.spelling) == trtllm::BY_TIER
-                        && k.labels
-                            .get("cache_tier")
-                            .and_then(|t| trtllm::tier_counter(t))
-                            == Some(c)
+                of_family(&ev.series, endpoint, trtllm::BY_TIER).any(|(k, _)| {
+                    k.labels
+                        .get("cache_tier")
+                        .and_then(|t| trtllm::tier_counter(t))
+                        == Some(c)
                 })
             };
             if tier_present(Counter::HitCpu) {
@@ -115,12 +112,12 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
             }
         }
         Engine::Vllm => {
-            let external = of_endpoint(&ev.series, endpoint).any(|(k, _)| {
-                canonical_family(&k.spelling) == crate::engines::vllm::BY_SOURCE
-                    && k.labels
+            let external =
+                of_family(&ev.series, endpoint, crate::engines::vllm::BY_SOURCE).any(|(k, _)| {
+                    k.labels
                         .get("source")
                         .is_some_and(|v| v.eq_ignore_ascii_case("external_kv_transfer"))
-            });
+                });
             if external {
                 present.insert(crate::engines::vllm::MARK_EXTERNAL_SOURCE.to_string());
             }

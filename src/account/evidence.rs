@@ -13,6 +13,9 @@ use std::sync::Arc;
 
 /// The CSV export's intake (its series read lean).
 mod csv;
+/// Series-keyed evidence in key order.
+mod table;
+pub use table::SeriesMap;
 
 /// One slice of a counter: its stated bounds and its mass.
 pub use crate::model::CounterSlice as Slice;
@@ -91,6 +94,31 @@ pub struct FamilyInfo {
     pub metric_type: Option<MetricType>,
 }
 
+/// The families of one endpoint (see [`Evidence::families`]).
+pub type FamilyMap = BTreeMap<Arc<str>, FamilyInfo>;
+
+/// The label sets of one endpoint (see [`Evidence::label_sets`]).
+pub type LabelSets = BTreeSet<Arc<Labels>>;
+
+/// Per endpoint values (in endpoint order) made one shared copy where an endpoint's equals
+/// the one before it's: a run of many endpoints of one deployment repeats the same families
+/// and label sets on each.
+pub(super) fn share_equal<T: PartialEq>(per_endpoint: &mut BTreeMap<String, Arc<T>>) {
+    let mut last = None;
+    for v in per_endpoint.values_mut() {
+        share_last(&mut last, v);
+    }
+}
+
+/// `v` made a copy of `last` when equal to it, else the new `last` (see [`share_equal`]; the
+/// CSV intake shares as it takes each endpoint, so the repeats never pile up).
+pub(super) fn share_last<T: PartialEq>(last: &mut Option<Arc<T>>, v: &mut Arc<T>) {
+    match last {
+        Some(l) if Arc::ptr_eq(l, v) || **l == **v => *v = Arc::clone(l),
+        _ => *last = Some(Arc::clone(v)),
+    }
+}
+
 /// Coverage of one endpoint's sampling (from `endpoint_info`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Coverage {
@@ -101,14 +129,15 @@ pub struct Coverage {
 /// All evidence of a run, by series.
 #[derive(Debug, Clone, Default)]
 pub struct Evidence {
-    pub series: BTreeMap<SeriesKey, SeriesEvidence>,
+    pub series: SeriesMap<SeriesEvidence>,
     /// Per endpoint: canonical family key (shared, see [`share_name`]: ~20 on each of many
-    /// endpoints) → what is known about it.
-    pub families: BTreeMap<String, BTreeMap<Arc<str>, FamilyInfo>>,
+    /// endpoints) → what is known about it. Endpoints with the same families share one map
+    /// (see [`share_equal`]): a map each was a sixth of a many-endpoint CSV's memory.
+    pub families: BTreeMap<String, Arc<FamilyMap>>,
     /// Gauge values per series: (avg, max) from stats or from samples.
-    pub gauges: BTreeMap<SeriesKey, (Option<f64>, Option<f64>)>,
+    pub gauges: SeriesMap<(Option<f64>, Option<f64>)>,
     /// Histogram (count, sum) per series over the profiling phase.
-    pub histograms: BTreeMap<SeriesKey, (Option<f64>, Option<f64>)>,
+    pub histograms: SeriesMap<(Option<f64>, Option<f64>)>,
     pub coverage: BTreeMap<String, Coverage>,
     /// Which export supplied stats: `json`, `csv`, or none.
     pub stats_source: Option<&'static str>,
@@ -119,7 +148,8 @@ pub struct Evidence {
     /// Per endpoint: raw `process_start_time_seconds` samples (epoch ns, value).
     pub process_start_samples: BTreeMap<String, Vec<(u64, f64)>>,
     /// Per endpoint: every label set seen on it, timed or not (roles are read from labels).
-    pub label_sets: BTreeMap<String, BTreeSet<Arc<Labels>>>,
+    /// Shared like `families`.
+    pub label_sets: BTreeMap<String, Arc<LabelSets>>,
     /// Every endpoint the run names: in exports, `endpoint_info`, or any scrape.
     pub endpoints: BTreeSet<String>,
     /// Endpoints seen only through captures without a time.
@@ -190,14 +220,14 @@ impl Evidence {
             None => self.label_sets.entry(endpoint.to_string()).or_default(),
         };
         if !sets.contains(labels) {
-            sets.insert(Arc::clone(labels));
+            Arc::make_mut(sets).insert(Arc::clone(labels));
         }
     }
 
     pub(super) fn note_family(&mut self, endpoint: &str, spelling: &str, t: Option<MetricType>) {
         let families = match self.families.get_mut(endpoint) {
-            Some(f) => f,
-            None => self.families.entry(endpoint.to_string()).or_default(),
+            Some(f) => Arc::make_mut(f),
+            None => Arc::make_mut(self.families.entry(endpoint.to_string()).or_default()),
         };
         let canonical = canonical_family(spelling);
         let info = match families.get_mut(canonical.as_str()) {
@@ -223,7 +253,7 @@ impl Evidence {
             };
             match &s.stats {
                 Stats::Counter(c) => {
-                    let e = self.series.entry(key).or_default();
+                    let e = self.series.entry(key);
                     e.phase_scoped |= phase_scoped;
                     if warmup {
                         let rare = e.rare_mut();
@@ -297,7 +327,10 @@ pub fn collect_with(run: &Run, mut fold: ScrapeFold) -> Evidence {
     }
     fold_run_scrapes(&mut fold, run);
     fold.into_evidence(&mut ev);
-    for (key, e) in &ev.series {
+    ev.series.settle();
+    ev.gauges.settle();
+    ev.histograms.settle();
+    for (key, e) in ev.series.iter() {
         if let Some(s) = e.slices.iter().find(|s| s.total > 0.0) {
             let slot = ev
                 .first_mass_end
@@ -306,6 +339,8 @@ pub fn collect_with(run: &Run, mut fold: ScrapeFold) -> Evidence {
             *slot = (*slot).min(s.end_ns);
         }
     }
+    share_equal(&mut ev.families);
+    share_equal(&mut ev.label_sets);
     let named: Vec<String> = ev
         .families
         .keys()

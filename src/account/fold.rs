@@ -613,7 +613,7 @@ impl ScrapeFold {
             };
             key.labels = ev.intern_shared(&key.labels);
             if let Some((_, first, max)) = intake.gauge {
-                let g = ev.gauges.entry(key.clone()).or_insert((None, None));
+                let g = ev.gauges.entry(key.clone());
                 g.1 = Some(g.1.map_or(max, |m: f64| m.max(max)));
                 g.0 = g.0.or(Some(first));
             }
@@ -621,7 +621,7 @@ impl ScrapeFold {
                 ev.histograms.insert(key.clone(), (count, sum));
             }
             if !intake.samples.is_empty() {
-                let e = ev.series.entry(key).or_default();
+                let e = ev.series.entry(key);
                 e.samples = intake.samples;
                 e.coarsened = coarsened;
             }
@@ -630,6 +630,7 @@ impl ScrapeFold {
             times.sort_unstable();
             times.dedup();
         }
+        ev.series.settle();
         for (key, e) in ev.series.iter_mut() {
             finish_samples(e, scrape_times.get(&*key.endpoint_url));
         }

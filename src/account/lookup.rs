@@ -1,25 +1,37 @@
-//! Per-endpoint lookups in the series-keyed maps of [`Evidence`](super::evidence::Evidence).
-//! A [`SeriesKey`] sorts by endpoint first, so one endpoint's series are a contiguous range of
-//! the map: a stage asking about one endpoint pays O(log n + its series), never a scan of every
-//! series of the run (which made accounting quadratic in endpoints).
+//! Per-endpoint lookups in the series-keyed tables of [`Evidence`](super::evidence::Evidence).
+//! A [`SeriesKey`] sorts by endpoint first, so one endpoint's series are a contiguous run of
+//! the table: a stage asking about one endpoint pays O(log n + its series), never a scan of
+//! every series of the run (which made accounting quadratic in endpoints).
 
-use super::evidence::SeriesKey;
-use std::collections::BTreeMap;
+use super::evidence::{SeriesKey, SeriesMap};
+use crate::read::names::canonical_family;
 use std::sync::Arc;
 
 /// The entries of `map` whose key is on `endpoint`, in key order.
 pub fn of_endpoint<'a, V>(
-    map: &'a BTreeMap<SeriesKey, V>,
-    endpoint: &'a str,
+    map: &'a SeriesMap<V>,
+    endpoint: &str,
 ) -> impl Iterator<Item = (&'a SeriesKey, &'a V)> + 'a {
-    // The least key of the endpoint: the empty spelling and the empty label set sort first.
-    let first = SeriesKey {
-        endpoint_url: Arc::from(endpoint),
-        spelling: Arc::from(""),
-        labels: Default::default(),
-    };
-    map.range(first..)
-        .take_while(move |(k, _)| &*k.endpoint_url == endpoint)
+    map.of_endpoint(endpoint).iter().map(|(k, v)| (k, v))
+}
+
+/// The entries of `map` on `endpoint` under any spelling of the canonical `family`. An
+/// endpoint's entries come by spelling, so each spelling's canonical name is made once, not
+/// per series.
+pub fn of_family<'a, V>(
+    map: &'a SeriesMap<V>,
+    endpoint: &str,
+    family: &'a str,
+) -> impl Iterator<Item = (&'a SeriesKey, &'a V)> + 'a {
+    let mut last: Option<(&'a Arc<str>, bool)> = None;
+    of_endpoint(map, endpoint).filter(move |(k, _)| match last {
+        Some((s, yes)) if Arc::ptr_eq(s, &k.spelling) => yes,
+        _ => {
+            let yes = canonical_family(&k.spelling) == family;
+            last = Some((&k.spelling, yes));
+            yes
+        }
+    })
 }
 
 #[cfg(test)]
@@ -39,23 +51,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn yields_exactly_the_endpoints_keys_in_order() {
-        let keys = [
+    fn keys() -> Vec<SeriesKey> {
+        vec![
             key("http://a:1/metrics", "x", &[]),
             key("http://a:1/metrics", "", &[("l", "1")]),
             key("http://a:1/metricsz", "x", &[]),
             key("http://a:10/metrics", "x", &[]),
             key("http://a:1/metric", "zz", &[("z", "9")]),
             key("http://b:1/metrics", "", &[]),
-        ];
-        let map: BTreeMap<SeriesKey, usize> = keys
-            .iter()
-            .cloned()
-            .enumerate()
-            .map(|(i, k)| (k, i))
-            .collect();
-        let got: Vec<usize> = of_endpoint(&map, "http://a:1/metrics")
+        ]
+    }
+
+    fn check(map: &SeriesMap<usize>) {
+        let got: Vec<usize> = of_endpoint(map, "http://a:1/metrics")
             .map(|(_, v)| *v)
             .collect();
         assert_eq!(got, vec![1, 0]);
@@ -65,7 +73,70 @@ mod tests {
             .map(|(_, v)| *v)
             .collect();
         assert_eq!(got, scan);
-        assert_eq!(of_endpoint(&map, "http://c:1/metrics").count(), 0);
-        assert_eq!(of_endpoint(&map, "").count(), 0);
+        assert_eq!(of_endpoint(map, "http://c:1/metrics").count(), 0);
+        assert_eq!(of_endpoint(map, "").count(), 0);
+        let all: Vec<&SeriesKey> = map.iter().map(|(k, _)| k).collect();
+        assert!(
+            all.windows(2).all(|w| w[0] < w[1]),
+            "in key order, each once"
+        );
+    }
+
+    #[test]
+    fn yields_exactly_the_endpoints_keys_in_order() {
+        // Inserted out of order, then settled.
+        let mut map = SeriesMap::default();
+        for (i, k) in keys().into_iter().enumerate() {
+            map.insert(k, i);
+        }
+        map.settle();
+        check(&map);
+        // Taken sorted (a repeated key: the last holds), then merged with more out of order.
+        let mut sorted: Vec<(SeriesKey, usize)> = keys().into_iter().zip(0..).collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        let (early, late) = sorted.split_at(3);
+        let mut taken = early.to_vec();
+        if let Some(first) = taken.first().cloned() {
+            taken.insert(0, (first.0, 99));
+        }
+        let mut map = SeriesMap::default();
+        map.extend_sorted(taken);
+        for (k, v) in late.iter().rev() {
+            *map.entry(k.clone()) = *v;
+        }
+        map.settle();
+        check(&map);
+        assert_eq!(map.len(), 6);
+    }
+
+    #[test]
+    fn of_family_takes_every_spelling_of_the_family() {
+        let url = "http://a:1/metrics";
+        let mut map = SeriesMap::default();
+        let spellings = [
+            "vllm:prompt_tokens",
+            "vllm:prompt_tokens_total",
+            "vllm_prompt_tokens_total",
+            "vllm:x",
+        ];
+        for (i, s) in spellings.iter().enumerate() {
+            let shared: Arc<str> = Arc::from(*s);
+            for l in ["1", "2"] {
+                let mut k = key(url, s, &[("l", l)]);
+                k.spelling = Arc::clone(&shared);
+                map.insert(k, i);
+            }
+        }
+        map.insert(key("http://b:1/metrics", "vllm:prompt_tokens", &[]), 9);
+        map.settle();
+        let got: Vec<usize> = of_family(&map, url, "vllm:prompt_tokens")
+            .map(|(_, v)| *v)
+            .collect();
+        let scan: Vec<usize> = of_endpoint(&map, url)
+            .filter(|(k, _)| canonical_family(&k.spelling) == "vllm:prompt_tokens")
+            .map(|(_, v)| *v)
+            .collect();
+        assert_eq!(got.len(), 6);
+        assert_eq!(got, scan);
     }
 }

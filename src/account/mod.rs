@@ -224,7 +224,6 @@ fn account(
         counted.cpu_measured_all,
         &mut reasons,
     );
-    let (sources, counters) = output::endpoint_sources(&dep, &eps.engines, &counted, &missing);
     let tokens = tokens::token_totals(
         &ev,
         &eps.engines,
@@ -243,6 +242,11 @@ fn account(
         counted.ratio_gauges.clone(),
         &mut reasons,
     );
+    // The evidence is read no further: gone before the output's per-endpoint parts are made,
+    // the two never add up at the peak (a many-endpoint run's evidence is most of its memory).
+    drop(ctx);
+    drop(ev);
+    let (sources, counters) = output::endpoint_sources(&dep, &eps.engines, &counted, &missing);
     let parts = Parts {
         theoretical: telemetry::theoretical(run.summary.as_ref()),
         engine: run_engine(&dep.priced, &eps.engines),

@@ -15,9 +15,11 @@ use crate::engines::{adapter, Counter, Engine, FamilyView, REPLICA_LABELS};
 use crate::model::{Labels, Role};
 use crate::read::names::canonical_family;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
-/// Pools of one family: pool labels → the replica series of that pool.
-pub(super) type Pools = BTreeMap<Labels, Vec<(SeriesKey, Bounded)>>;
+/// Pools of one family: pool labels → the replica series of that pool. (Shared: a series
+/// without replica labels is its own pool's labels, no copy made.)
+pub(super) type Pools = BTreeMap<Arc<Labels>, Vec<(SeriesKey, Bounded)>>;
 
 /// Per endpoint: each canonical counter's pooled interval and its weakest evidence.
 #[derive(Debug, Clone, Default)]
@@ -75,8 +77,8 @@ pub fn count(
     for (url, engine) in engines {
         let role = dep.role_of(url);
         let priced = is_priced_role(role);
-        let mut counters = endpoint_counters(ctx, url, *engine, priced, reasons);
         let present = present_keys(ctx.ev, url, *engine);
+        let mut counters = endpoint_counters(ctx, url, *engine, &present, priced, reasons);
         let assessment = adapter(*engine).assess(url, &present, &ctx.tiers);
         if let Some((_, m)) = counters.counters.get(&Counter::Prompt).copied() {
             // A counter created on its first increment is 0 while absent, unless the process
@@ -143,12 +145,16 @@ fn sample_conflicts(ctx: &Ctx<'_>, endpoint: &str, reasons: &mut Vec<Reason>) {
     }
 }
 
-fn labels_without_replicas(l: &Labels) -> Labels {
-    crate::sort::map_of(
+fn labels_without_replicas(l: &Arc<Labels>) -> Arc<Labels> {
+    let is_replica = |k: &String| REPLICA_LABELS.contains(&k.as_str());
+    if !l.keys().any(is_replica) {
+        return Arc::clone(l);
+    }
+    Arc::new(crate::sort::map_of(
         l.iter()
-            .filter(|(k, _)| !REPLICA_LABELS.contains(&k.as_str()))
+            .filter(|(k, _)| !is_replica(k))
             .map(|(k, v)| (k.clone(), v.clone())),
-    )
+    ))
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -170,13 +176,33 @@ pub(super) fn map_series(
     endpoint: &str,
     engine: Engine,
 ) -> BTreeMap<Counter, BTreeMap<String, Pools>> {
+    map_series_present(
+        ctx,
+        endpoint,
+        engine,
+        &present_keys(ctx.ev, endpoint, engine),
+    )
+}
+
+/// [`map_series`] with the endpoint's [`present_keys`] at hand.
+fn map_series_present(
+    ctx: &Ctx<'_>,
+    endpoint: &str,
+    engine: Engine,
+    present: &BTreeSet<String>,
+) -> BTreeMap<Counter, BTreeMap<String, Pools>> {
     let ad = adapter(engine);
-    let present = present_keys(ctx.ev, endpoint, engine);
     let families = ctx.ev.families.get(endpoint);
     let at = ctx.series_context(endpoint);
     let mut mapped: BTreeMap<Counter, BTreeMap<String, Pools>> = BTreeMap::new();
+    // An endpoint's series come by spelling: its canonical name is made once per run of them.
+    let mut canon = String::new();
+    let mut canon_of: Option<&Arc<str>> = None;
     for (key, sev) in of_endpoint(&ctx.ev.series, endpoint) {
-        let canon = canonical_family(&key.spelling);
+        if !canon_of.is_some_and(|s| Arc::ptr_eq(s, &key.spelling)) {
+            canon = canonical_family(&key.spelling);
+            canon_of = Some(&key.spelling);
+        }
         let view = FamilyView {
             key: &canon,
             spelling: &key.spelling,
@@ -184,7 +210,7 @@ pub(super) fn map_series(
                 .and_then(|f| f.get(canon.as_str()))
                 .and_then(|i| i.metric_type),
         };
-        let counters = ad.map_series(&view, &key.labels, &present, &ctx.tiers);
+        let counters = ad.map_series(&view, &key.labels, present, &ctx.tiers);
         if counters.is_empty() {
             continue;
         }
@@ -208,6 +234,7 @@ fn endpoint_counters(
     ctx: &Ctx<'_>,
     endpoint: &str,
     engine: Engine,
+    present: &BTreeSet<String>,
     priced: bool,
     reasons: &mut Vec<Reason>,
 ) -> EndpointCounters {
@@ -216,7 +243,7 @@ fn endpoint_counters(
         thinned: ctx.ev.coarsened,
         ..EndpointCounters::default()
     };
-    for (counter, by_family) in map_series(ctx, endpoint, engine) {
+    for (counter, by_family) in map_series_present(ctx, endpoint, engine, present) {
         let mut total: Option<Interval> = None;
         let mut weakest = Method::PhaseTotal;
         for (family, pools) in by_family {

@@ -5,7 +5,7 @@
 use super::diagnostics;
 use super::evidence::Evidence;
 use super::interval::{bound, Interval};
-use super::lookup::of_endpoint;
+use super::lookup::of_family;
 use super::output::{TokenSource, Tokens};
 use super::request_scope;
 use super::roles::RoleDecision;
@@ -22,11 +22,9 @@ pub fn family_estimate(ctx: &Ctx<'_>, endpoints: &[&String], family: &str) -> Op
     let mut total = None;
     for endpoint in endpoints {
         let at = ctx.series_context(endpoint);
-        for (k, sev) in of_endpoint(&ctx.ev.series, endpoint) {
-            if canonical_family(&k.spelling) == family {
-                let b = bound(sev, &at, ctx.policy);
-                total = Some(total.unwrap_or(0.0) + b.interval.est);
-            }
+        for (_, sev) in of_family(&ctx.ev.series, endpoint, family) {
+            let b = bound(sev, &at, ctx.policy);
+            total = Some(total.unwrap_or(0.0) + b.interval.est);
         }
     }
     total

@@ -1,10 +1,12 @@
 //! The CSV export's series as evidence: per series its stats, taken in key order.
 
-use super::{share_name, Evidence, SeriesEvidence, SeriesKey, PROCESS_START};
+use super::{
+    share_last, share_name, Evidence, SeriesEvidence, SeriesKey, SeriesMap, PROCESS_START,
+};
 use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{Labels, MetricType, ServerMetricsExport};
 use crate::read::names::canonical_family;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 impl Evidence {
@@ -46,15 +48,27 @@ impl Evidence {
             .iter()
             .map(|f| share_name(&mut self.names, &f.name))
             .collect();
-        let mut counters = Vec::new();
-        let mut gauges = Vec::new();
-        let mut histograms = Vec::new();
+        // Sized exactly: the vectors become the evidence's tables as they are.
+        let (mut n_counters, mut n_histograms) = (0, 0);
+        for s in series {
+            match csv.metrics.get(s.family as usize).map(|f| f.metric_type) {
+                Some(MetricType::Counter) => n_counters += 1,
+                Some(MetricType::Histogram) => n_histograms += 1,
+                _ => {}
+            }
+        }
+        let mut counters = Vec::with_capacity(n_counters);
+        let mut gauges = Vec::with_capacity(series.len() - n_counters - n_histograms);
+        let mut histograms = Vec::with_capacity(n_histograms);
         // Reader label sets (by address: a reader shares each set already) → the index of
         // their interned copies in `interned`.
         let mut shared: HashMap<Vec<u8>, u32> = HashMap::new();
         let mut interned: Vec<Arc<Labels>> = Vec::new();
         let endpoint = |i: &usize| series.get(*i).map(|s| s.endpoint);
         let order = csv_key_order(&lean);
+        // The previous endpoint's families and label sets, shared by the next that has the same.
+        let mut last_families = None;
+        let mut last_sets = None;
         for group in order.chunk_by(|a, b| endpoint(a) == endpoint(b)) {
             let Some(url) = group
                 .first()
@@ -65,7 +79,8 @@ impl Evidence {
             };
             let endpoint_url = share_name(&mut self.names, url);
             // What `note_family` does per series, once per family of the endpoint.
-            let families = self.families.entry(url.to_string()).or_default();
+            let endpoint_families = self.families.entry(url.to_string()).or_default();
+            let families = Arc::make_mut(endpoint_families);
             let mut last_family = None;
             for s in group.iter().filter_map(|i| series.get(*i)) {
                 if last_family == Some(s.family) {
@@ -86,6 +101,7 @@ impl Evidence {
                     info.metric_type = Some(f.metric_type);
                 }
             }
+            share_last(&mut last_families, endpoint_families);
             let mut sets = Vec::new();
             // The latest series in file order with both `min` and `max` (as a full read).
             let mut process_start: Option<(usize, f64, f64)> = None;
@@ -150,11 +166,12 @@ impl Evidence {
                 self.process_start_stats.insert(url.to_string(), (lo, hi));
             }
             let known = self.label_sets.entry(url.to_string()).or_default();
-            known.extend(sets);
+            Arc::make_mut(known).extend(sets);
+            share_last(&mut last_sets, known);
         }
         put_counters(&mut self.series, counters);
-        extend_sorted(&mut self.gauges, gauges);
-        extend_sorted(&mut self.histograms, histograms);
+        self.gauges.extend_sorted(gauges);
+        self.histograms.extend_sorted(histograms);
         self.stats_source = Some("csv");
     }
 }
@@ -205,34 +222,16 @@ fn csv_key_order(lean: &CsvLean) -> Vec<usize> {
     order
 }
 
-/// The CSV's counters, sorted by key, into the series map: built in one pass when it is
-/// empty (as it is: the CSV is taken first), otherwise each merged as `add_export` does.
-fn put_counters(
-    map: &mut BTreeMap<SeriesKey, SeriesEvidence>,
-    items: Vec<(SeriesKey, SeriesEvidence)>,
-) {
-    #[cfg(not(target_arch = "wasm32"))]
+/// The CSV's counters, sorted by key, into the series map: the map itself when it is empty
+/// (as it is: the CSV is taken first), otherwise each merged as `add_export` does.
+fn put_counters(map: &mut SeriesMap<SeriesEvidence>, items: Vec<(SeriesKey, SeriesEvidence)>) {
     if map.is_empty() {
-        *map = items.into_iter().collect();
+        map.extend_sorted(items);
         return;
     }
     for (key, new) in items {
-        let e = map.entry(key).or_default();
+        let e = map.entry(key);
         e.stats_total = new.stats_total;
         e.slices = new.slices;
     }
-}
-
-/// Add `items`, sorted by key, to `map` (the last of equal keys holds, as with inserts one
-/// by one). Natively an empty map is built in one pass: its nodes are full, where inserts at
-/// the right edge leave them about half full (the 100 MB CSV peaks 50 MB higher). The .wasm
-/// inserts: `collect()` would cost it a stable sort and a bulk build per map type (about
-/// 4.5 KB gzip).
-fn extend_sorted<K: Ord, V>(map: &mut BTreeMap<K, V>, items: Vec<(K, V)>) {
-    #[cfg(not(target_arch = "wasm32"))]
-    if map.is_empty() {
-        *map = items.into_iter().collect();
-        return;
-    }
-    map.extend(items);
 }
