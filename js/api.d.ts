@@ -84,7 +84,9 @@ export declare function inspectRuns(files: RunFileInput[], options?: InspectOpti
  * Accounts one run (CONTRACT sections 2–7): the verdict (`cache_validity`), tier rates with
  * bounds, per-role counters, per-endpoint sources, token totals, KV cache, offload, the
  * theoretical hit rate and the dashboard's `legacy` keys: the JSON of `kvledger account --json`.
- * A verdict is data: an ineligible run is returned, not thrown.
+ * A verdict is data: an ineligible run is returned, not thrown. Each file's content is read
+ * from JavaScript a chunk at a time (a server-metrics JSON export is copied in whole), so the
+ * module's memory grows with what accounting keeps, not with the files' size.
  */
 export declare function accountRun(files: RunFileInput[], options?: AccountOptions | null): Accounting;
 

@@ -41,22 +41,38 @@ crate::fields!(RunFileInput, deny_unknown: true, empty: RunFileInput::default(),
 impl RunFileInput {
     /// The content, given exactly once; `at` names the file in the call (`files[3]`).
     pub fn into_content(self, at: &str) -> Result<(String, Vec<u8>), OptionsError> {
-        match (self.text, self.bytes) {
-            (Some(t), None) => Ok((self.name, t.into_bytes())),
-            (None, Some(b)) => Ok((self.name, b)),
-            (text, _) => Err(OptionsError::new(
-                at,
-                format!(
-                    "`{}`: give exactly one of `text` or `bytes` ({})",
-                    self.name,
-                    if text.is_some() {
-                        "both were given"
-                    } else {
-                        "neither was given"
-                    }
-                ),
-            )),
-        }
+        let content = one_content(
+            &self.name,
+            self.text.map(String::into_bytes),
+            self.bytes,
+            at,
+        )?;
+        Ok((self.name, content))
+    }
+}
+
+/// The content of file `name` of a call, which gives exactly one of `text` or `bytes` (in
+/// whatever form the caller holds them); `at` names the file in the call (`files[3]`).
+pub fn one_content<T>(
+    name: &str,
+    text: Option<T>,
+    bytes: Option<T>,
+    at: &str,
+) -> Result<T, OptionsError> {
+    match (text, bytes) {
+        (Some(t), None) => Ok(t),
+        (None, Some(b)) => Ok(b),
+        (text, _) => Err(OptionsError::new(
+            at,
+            format!(
+                "`{name}`: give exactly one of `text` or `bytes` ({})",
+                if text.is_some() {
+                    "both were given"
+                } else {
+                    "neither was given"
+                }
+            ),
+        )),
     }
 }
 

@@ -2,13 +2,13 @@
 // the same files whatever the chunks and sources, progress after each chunk, INPUT_TOO_LARGE
 // (a stream past its memory budget, a whole-buffer call that cannot fit) with the instance
 // usable afterwards, and the linear memory of a large generated run streamed.
-import { test } from "node:test";
+import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { accountRun, accountStream, AccountStream, KvledgerError } from "../js/node.mjs";
+import { accountRun, accountStream, AccountStream, inspectRun, KvledgerError } from "../js/node.mjs";
 import * as glue from "../pkg/web/kvledger.js";
 import { ROOT } from "./lib/util.mjs";
 
@@ -157,17 +157,30 @@ function cli() {
 // (`evidence_coarsened`): then every interval must contain the CLI's. By hand:
 // KVLEDGER_STREAM_MB=1000 node --test test-js/stream.test.mjs (KVLEDGER_STREAM_DIR=DIR keeps
 // the generated run there; KVLEDGER_STREAM_ASSERT_MEMORY=0 only reports the memory).
+/** The generated run of the two tests below, made once (KVLEDGER_STREAM_DIR keeps it). */
+let generated;
+function generatedRun(bin) {
+  if (generated) return generated;
+  const mb = Number(process.env.KVLEDGER_STREAM_MB ?? 300);
+  const dir = process.env.KVLEDGER_STREAM_DIR ?? mkdtempSync(path.join(tmpdir(), "kvledger-stream-"));
+  if (!existsSync(path.join(dir, "launch.json"))) {
+    execFileSync(bin, ["synth", "--engine", "vllm", "--topology", "1P1D", "--tiers", "gpu,cpu", "--seed", "3", "--target-bytes", `${mb}MB`, "--out", dir], { stdio: "ignore" });
+  }
+  const out = execFileSync(bin, ["account", "--json", dir], { maxBuffer: 1 << 28 }).toString();
+  generated = { dir, out, native: JSON.parse(out).result };
+  return generated;
+}
+
+after(() => {
+  if (generated && !process.env.KVLEDGER_STREAM_DIR) rmSync(generated.dir, { recursive: true, force: true });
+});
+
 test("a large generated run streamed: result equals the native CLI's, linear memory within 64 MiB", async (t) => {
   const bin = cli();
   if (!bin) return t.skip("no native kvledger binary (cargo build --release) to generate the run");
-  const mb = Number(process.env.KVLEDGER_STREAM_MB ?? 300);
   const strict = process.env.KVLEDGER_STREAM_ASSERT_MEMORY !== "0";
-  const keep = process.env.KVLEDGER_STREAM_DIR;
-  const dir = keep ?? mkdtempSync(path.join(tmpdir(), "kvledger-stream-"));
-  try {
-    if (!existsSync(path.join(dir, "launch.json"))) {
-      execFileSync(bin, ["synth", "--engine", "vllm", "--topology", "1P1D", "--tiers", "gpu,cpu", "--seed", "3", "--target-bytes", `${mb}MB`, "--out", dir], { stdio: "ignore" });
-    }
+  {
+    const { dir, out, native } = generatedRun(bin);
     const names = filesOf(dir).map((f) => f.name);
     const total = names.reduce((n, name) => n + statSync(path.join(dir, name)).size, 0);
     const before = linearMemory();
@@ -186,8 +199,6 @@ test("a large generated run streamed: result equals the native CLI's, linear mem
       return;
     }
     if (strict) assert.ok(high <= 64 * 2 ** 20, `linear memory ${mib(high)} MiB`);
-    const out = execFileSync(bin, ["account", "--json", dir], { maxBuffer: 1 << 28 }).toString();
-    const native = JSON.parse(out).result;
     const thinned = result.cache_validity.reasons.some((r) => r.code === "evidence_coarsened");
     t.diagnostic(thinned ? "evidence thinned (evidence_coarsened)" : "evidence not thinned");
     if (!thinned) {
@@ -203,9 +214,51 @@ test("a large generated run streamed: result equals the native CLI's, linear mem
       assert.ok(ours, `rates.${name} missing`);
       assert.ok(ours.lo <= theirs.lo + 1e-12 && ours.hi >= theirs.hi - 1e-12, `rates.${name}: [${ours.lo}, ${ours.hi}] does not contain [${theirs.lo}, ${theirs.hi}]`);
     }
-  } finally {
-    if (!keep) rmSync(dir, { recursive: true, force: true });
   }
+});
+
+// The whole-buffer call on the same run: its files are read from JavaScript a chunk at a time
+// (only the server-metrics JSON export is copied in whole), so linear memory stays within 1.3
+// times the input, and the result is the native CLI's byte for byte (no thinning: the call's
+// budget is the instance's memory, not a stream's 48 MiB).
+test("the large generated run whole-buffer: result equals the native CLI's, linear memory within 1.3x input", (t) => {
+  const bin = cli();
+  if (!bin) return t.skip("no native kvledger binary (cargo build --release) to generate the run");
+  const { dir, out } = generatedRun(bin);
+  const files = filesOf(dir);
+  const total = files.reduce((n, f) => n + f.bytes.length, 0);
+  const started = performance.now();
+  const result = accountRun(files);
+  const seconds = (performance.now() - started) / 1000;
+  const high = linearMemory();
+  const mib = (n) => (n / 2 ** 20).toFixed(1);
+  const json = files.filter((f) => f.name.endsWith(".json")).reduce((n, f) => n + f.bytes.length, 0);
+  t.diagnostic(`input ${mib(total)} MiB (${mib(json)} MiB of it JSON read whole), accounted in ${seconds.toFixed(1)} s; linear memory ${mib(high)} MiB high-water`);
+  assert.ok(high <= 1.3 * total, `linear memory ${mib(high)} MiB for ${mib(total)} MiB of input`);
+  const text = out.slice(out.indexOf('"result":') + 9, out.lastIndexOf("}"));
+  assert.equal(JSON.stringify(result), JSON.stringify(JSON.parse(text)));
+});
+
+// A text given as a string is encoded a piece of 2^20 UTF-16 units at a time: pieces never
+// split a surrogate pair, so the bytes read are those of the whole string encoded (a lone
+// surrogate becomes U+FFFD either way).
+test("a text input equals its bytes: large texts, a surrogate pair across the encoder's pieces", () => {
+  const files = filesOf(path.join(ROOT, "examples/vllm-mi355x-conc1"));
+  const big = files.reduce((a, f) => (f.bytes.length > a.bytes.length ? f : a));
+  assert.ok(big.bytes.length > 1 << 20, `${big.name} is ${big.bytes.length} bytes`);
+  const text = (f) => ({ name: f.name, text: new TextDecoder().decode(f.bytes) });
+  assert.deepStrictEqual(accountRun(files.map((f) => (f === big ? text(f) : f))), accountRun(files));
+  // The run summary's benchmark_id (which inspectRun lists) holds an emoji whose surrogate
+  // pair straddles the first piece's end, and a lone surrogate.
+  const summary = files.find((f) => f.name.endsWith("profile_export_aiperf.json"));
+  // (JSON.stringify would escape the lone surrogate: it goes in raw.)
+  const body = JSON.stringify({ ...JSON.parse(new TextDecoder().decode(summary.bytes)), benchmark_id: "id-\u{1F600}-LONE-x" }).replace("LONE", "\uD800");
+  const padded = " ".repeat(2 ** 20 - 1 - body.indexOf("\u{1F600}")) + body;
+  assert.equal(padded.charCodeAt(2 ** 20 - 1), 0xd83d, "the high surrogate ends the first piece");
+  const withSummary = (content) => files.map((f) => (f === summary ? { name: f.name, ...content } : f));
+  const fromText = inspectRun(withSummary({ text: padded }));
+  assert.deepStrictEqual(fromText, inspectRun(withSummary({ bytes: new TextEncoder().encode(padded) })));
+  assert.equal(fromText.benchmark_ids[summary.name], "id-\u{1F600}-\uFFFD-x");
 });
 
 test("a file's stream is cancelled once its bytes are not needed (an ignored file, an endless stream)", async () => {

@@ -1,13 +1,16 @@
 //! The run-level push builder (`RunReader`) gives what `read_run` gives, byte for byte, for
 //! every run of tests/fixtures and examples/ and for every recognised file of them alone
 //! (the broken fixtures included): files pushed in chunks of 1 byte (small runs), 7 bytes,
-//! 64 KiB and whole, in name order and in reverse. Compared: the JSON of the `account` result,
-//! or of the error.
+//! 64 KiB and whole, in name order and in reverse; and read from a `ByteSource` (as the WASM
+//! build reads JavaScript arrays) in reads of 7 bytes, folded (`read_run_folded`) or not.
+//! Compared: the JSON of the `account` result, or of the error.
 
-use kvledger::account::{account_run, families_read, Policy};
-use kvledger::read::run::{MemoryBudget, RunReader};
+use kvledger::account::{account_run, account_run_folded, families_read, Policy};
+use kvledger::read::run::{ByteSource, InputData, MemoryBudget, RunReader};
 use kvledger::read::run_dir::discover_runs;
-use kvledger::read::{read_run, recognise_name, InputFile, Recognition, RunOptions};
+use kvledger::read::{
+    read_run, read_run_folded, recognise_name, InputFile, Recognition, RunOptions,
+};
 use kvledger::{ErrorCode, ReadError};
 use std::path::{Path, PathBuf};
 
@@ -79,6 +82,65 @@ fn pushed(contents: &[(String, Vec<u8>)], chunk: Option<usize>) -> Result<String
     outcome(reader.finish())
 }
 
+/// Bytes given to the reader at most `step` at a time.
+struct Trickle {
+    bytes: Vec<u8>,
+    step: usize,
+}
+
+struct TrickleReader<'a> {
+    rest: &'a [u8],
+    step: usize,
+}
+
+impl std::io::Read for TrickleReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.rest.len().min(buf.len()).min(self.step);
+        buf[..n].copy_from_slice(&self.rest[..n]);
+        self.rest = &self.rest[n..];
+        Ok(n)
+    }
+}
+
+impl ByteSource for Trickle {
+    fn size(&self) -> Option<u64> {
+        Some(self.bytes.len() as u64)
+    }
+
+    fn reader(&self) -> Box<dyn std::io::Read + '_> {
+        Box::new(TrickleReader {
+            rest: &self.bytes,
+            step: self.step,
+        })
+    }
+}
+
+/// The run read from sources, then accounted as read (`read_run`) and folded
+/// (`read_run_folded`): both outcomes.
+fn sourced(contents: &[(String, Vec<u8>)]) -> [Result<String, ReadError>; 2] {
+    let sources: Vec<(String, Trickle)> = contents
+        .iter()
+        .map(|(name, b)| {
+            let source = Trickle {
+                bytes: b.clone(),
+                step: 7,
+            };
+            (name.clone(), source)
+        })
+        .collect();
+    let inputs: Vec<InputFile<'_>> = sources
+        .iter()
+        .map(|(name, s)| InputFile {
+            name: name.clone(),
+            data: InputData::Source(s),
+        })
+        .collect();
+    let folded = read_run_folded(RunReader::new(&options()), &inputs).map(|(run, fold)| {
+        serde_json::to_string(&account_run_folded(&run, fold, &Policy::default())).expect("json")
+    });
+    [outcome(read_run(&inputs, &options())), folded]
+}
+
 /// A pushed stream cannot re-read a file: a refusal the server-metrics JSON reader decides
 /// after its value streamed by keeps its JSON path, without line and column.
 fn same_but_unplaced(baseline: &ReadError, got: &ReadError) -> bool {
@@ -114,6 +176,9 @@ fn pushed_runs_equal_read_run_whatever_the_chunks_and_the_order() {
                 "{}: whole buffers",
                 case.label
             );
+            for (got, how) in sourced(&contents).into_iter().zip(["read", "folded"]) {
+                assert_eq!(got, baseline, "{}: from sources, {how}", case.label);
+            }
             let total: u64 = contents.iter().map(|(_, b)| b.len() as u64).sum();
             let mut chunks = vec![Some(7), Some(64 * 1024), None];
             if total <= ONE_BYTE_MAX {

@@ -25,11 +25,41 @@ use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 
-/// Bytes of one input file, or (native only) a path to stream it from.
+/// Bytes of one input file, or (native only) a path to stream it from, or a source of bytes
+/// the core does not know (the WASM build: a JavaScript array or string) to stream it from.
 #[derive(Debug, Clone)]
 pub enum InputData<'a> {
     Bytes(&'a [u8]),
     Path(PathBuf),
+    Source(&'a dyn ByteSource),
+}
+
+/// A file's content read from its start as it streams, as often as needed (a late refusal's
+/// position is found by reading the file again). The WASM build reads a JavaScript typed
+/// array through it a chunk at a time, instead of copying the whole array into its memory.
+/// (`RefUnwindSafe`, as the other inputs are: a caller may read inside `catch_unwind`.)
+pub trait ByteSource: std::panic::RefUnwindSafe {
+    /// The content's size in bytes, when known without reading it.
+    fn size(&self) -> Option<u64>;
+    /// A reader of the content from its first byte.
+    fn reader(&self) -> Box<dyn Read + '_>;
+}
+
+impl std::fmt::Debug for dyn ByteSource + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ByteSource")
+    }
+}
+
+/// Whether a file of this name is read faster from a buffer holding it whole than as it
+/// streams, for the same result: the server-metrics JSON export parses each series whole
+/// (member by member as it streams). Callers holding a file elsewhere (the WASM build: in
+/// JavaScript) copy it in whole when this says so, and stream it otherwise.
+pub fn read_faster_whole(name: &str) -> bool {
+    matches!(
+        recognise_name(name),
+        Recognition::Read(ArtifactKind::ServerMetricsJson)
+    )
 }
 
 /// One input file: the name used for format recognition and in errors, and its content.
@@ -57,17 +87,16 @@ impl<'a> InputFile<'a> {
     fn open(&self) -> Result<Box<dyn BufRead + 'a>, ReadError> {
         match &self.data {
             InputData::Bytes(b) => Ok(Box::new(*b)),
+            InputData::Source(s) => {
+                let capacity = buffer_capacity(s.size().unwrap_or(u64::MAX));
+                Ok(Box::new(BufReader::with_capacity(capacity, s.reader())))
+            }
             InputData::Path(p) => {
                 let f = std::fs::File::open(p).map_err(|e| {
                     ReadError::whole(ErrorCode::Io, &self.name, format!("cannot open: {e}"))
                 })?;
-                // A buffer no larger than the file: a tree of thousands of small runs would
-                // otherwise map and unmap 8 MiB per file (and, with --jobs, shoot down TLBs).
                 let size = f.metadata().map_or(0, |m| m.len());
-                let capacity = usize::try_from(size.saturating_add(1))
-                    .unwrap_or(usize::MAX)
-                    .clamp(8 << 10, push::CHUNK);
-                Ok(Box::new(BufReader::with_capacity(capacity, f)))
+                Ok(Box::new(BufReader::with_capacity(buffer_capacity(size), f)))
             }
         }
     }
@@ -77,6 +106,7 @@ impl<'a> InputFile<'a> {
         match &self.data {
             InputData::Bytes(b) => Some(b.len() as u64),
             InputData::Path(p) => std::fs::metadata(p).ok().map(|m| m.len()),
+            InputData::Source(s) => s.size(),
         }
     }
 
@@ -88,6 +118,15 @@ impl<'a> InputFile<'a> {
         })?;
         Ok(buf)
     }
+}
+
+/// The read buffer of a streamed file of `size` bytes: no larger than the file, for a tree of
+/// thousands of small runs would otherwise map and unmap 8 MiB per file (and, with --jobs,
+/// shoot down TLBs).
+fn buffer_capacity(size: u64) -> usize {
+    usize::try_from(size.saturating_add(1))
+        .unwrap_or(usize::MAX)
+        .clamp(8 << 10, push::CHUNK)
 }
 
 /// Where and when a Prometheus text capture was taken. Captures carry neither in their text
@@ -1013,14 +1052,17 @@ impl RunReader {
 
     /// The run and the scrapes folded while reading ([`RunReader::with_fold`]; an empty fold
     /// without it): account them with `crate::account::account_run_folded`.
-    pub fn finish_folded(mut self) -> Result<(Run, Folded), ReadError> {
+    pub fn finish_folded(self) -> Result<(Run, Folded), ReadError> {
+        self.finish_folded_refusal().map_err(|r| r.error)
+    }
+
+    /// [`RunReader::finish_folded`], a late refusal kept for [`read_run_folded`] to place.
+    fn finish_folded_refusal(mut self) -> Result<(Run, Folded), Refusal> {
         self.end_file();
         self.relieve();
         let fold = self.fold.take().unwrap_or_default();
         let RunReader { options, done, .. } = self;
-        assemble(done, &options)
-            .map(|run| (run, fold))
-            .map_err(|r| r.error)
+        assemble(done, &options).map(|run| (run, fold))
     }
 }
 
@@ -1235,17 +1277,44 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
 }
 
 /// Read every file of one run: a [`RunReader`] given the files in name order (so an error
-/// stops the reading of the files after it), each whole buffer in place and each path as it
-/// streams. Files are processed in name order, so the result does not depend on the order
-/// the caller lists them in. A file that cannot be opened or read is an `IO` error at once.
+/// stops the reading of the files after it), each whole buffer in place and each path or
+/// source as it streams. Files are processed in name order, so the result does not depend on
+/// the order the caller lists them in. A file that cannot be opened or read is an `IO` error
+/// at once.
 pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, ReadError> {
+    read_run_in(RunReader::new(options), inputs)
+}
+
+/// [`read_run`] by a reader the caller set up (a memory budget).
+pub fn read_run_in(mut reader: RunReader, inputs: &[InputFile<'_>]) -> Result<Run, ReadError> {
+    let order = feed(&mut reader, inputs)?;
+    reader.finish_refusal().map_err(|r| place(&order, r))
+}
+
+/// [`read_run`] by a reader the caller set up (a memory budget), folding scrape JSONL and
+/// per-request records as they are read ([`RunReader::with_fold`]): the run and the fold,
+/// for `crate::account::account_run_folded`. The same accounting as [`read_run`]'s run, in a
+/// few bytes per sample instead of the samples.
+pub fn read_run_folded(
+    reader: RunReader,
+    inputs: &[InputFile<'_>],
+) -> Result<(Run, Folded), ReadError> {
+    let mut reader = reader.with_fold();
+    let order = feed(&mut reader, inputs)?;
+    reader.finish_folded_refusal().map_err(|r| place(&order, r))
+}
+
+/// Give `reader` the files in name order (returned).
+fn feed<'i, 'a>(
+    reader: &mut RunReader,
+    inputs: &'i [InputFile<'a>],
+) -> Result<Vec<&'i InputFile<'a>>, ReadError> {
     let mut order: Vec<&InputFile<'_>> = inputs.iter().collect();
     crate::sort::sort_by(&mut order, |a, b| a.name.cmp(&b.name));
-    let mut reader = RunReader::new(options);
     for f in &order {
         match &f.data {
             InputData::Bytes(b) => reader.file(&f.name, b),
-            InputData::Path(_) => {
+            InputData::Path(_) | InputData::Source(_) => {
                 let head = f.head()?;
                 reader
                     .read_from(&f.name, &head, &mut f.open()?)
@@ -1255,10 +1324,13 @@ pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, R
             }
         }
     }
-    reader
-        .finish_refusal()
-        .map_err(|r| match order.iter().find(|f| f.name == r.error.file) {
-            Some(f) => place_late_refusal(f, r),
-            None => r.error,
-        })
+    Ok(order)
+}
+
+/// A run's refusal, placed in its file when it came late (see [`place_late_refusal`]).
+fn place(order: &[&InputFile<'_>], r: Refusal) -> ReadError {
+    match order.iter().find(|f| f.name == r.error.file) {
+        Some(f) => place_late_refusal(f, r),
+        None => r.error,
+    }
 }

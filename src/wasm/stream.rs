@@ -9,10 +9,9 @@
 //! (`evidence_coarsened`), and fails the file being read with `INPUT_TOO_LARGE` once the heap
 //! in use passes the budget all the same, before the instance (4 GiB at most) could run out
 //! and trap. The accounting step after the last byte is held to the same budget: its heap
-//! high-water mark is measured, and past the budget the answer is `INPUT_TOO_LARGE`.
-//! A whole-buffer call is refused
-//! with `INPUT_TOO_LARGE` before its files are copied in when they could not fit
-//! ([`check_fits`]).
+//! high-water mark is measured, and past the budget the answer is `INPUT_TOO_LARGE`. The
+//! whole-buffer calls read through the same reader with a budget of their own
+//! (`super::files`).
 
 use super::{options_arg, reply};
 use crate::account::{
@@ -22,7 +21,7 @@ use crate::error::{ErrorCode, ReadError};
 use crate::options::{AccountOptions, CallError, OptionsError};
 use crate::read::discover::{group_runs, Discovery};
 use crate::read::run::{MemoryBudget, RunReader};
-use js_sys::{Array, ArrayBuffer, JsString, Reflect};
+use js_sys::Array;
 use serde::Serialize;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -142,55 +141,6 @@ pub const DEFAULT_MEMORY_BUDGET: u64 = 48 << 20;
 
 /// The most linear memory a wasm32 instance can have.
 const MAX_LINEAR_MEMORY: u64 = 4 << 30;
-
-/// A whole-buffer call's input is refused when this many times its bytes, added to the heap
-/// in use, would not fit in [`MAX_LINEAR_MEMORY`] (the bytes are copied in, then read).
-const WHOLE_BUFFER_FACTOR_TENTHS: u64 = 13;
-
-/// Bytes a file of a whole-buffer call takes once copied in (a string: its UTF-16 length, the
-/// least its UTF-8 can take), read without copying anything.
-fn content_size(file: &JsValue) -> u64 {
-    let get = |key: &str| Reflect::get(file, &JsValue::from_str(key)).ok();
-    if let Some(text) = get("text").and_then(|t| t.dyn_into::<JsString>().ok()) {
-        return u64::from(text.length());
-    }
-    let Some(bytes) = get("bytes") else {
-        return 0;
-    };
-    if let Some(buf) = bytes.dyn_ref::<ArrayBuffer>() {
-        return u64::from(buf.byte_length());
-    }
-    if ArrayBuffer::is_view(&bytes) {
-        return Reflect::get(&bytes, &"byteLength".into())
-            .ok()
-            .and_then(|n| n.as_f64())
-            .map_or(0, |n| n as u64);
-    }
-    0
-}
-
-/// `INPUT_TOO_LARGE` when the files of a whole-buffer call could not fit in the instance's
-/// memory (their bytes × 1.3 beside the heap in use): refused before anything is copied in,
-/// so the instance stays as it was. Malformed `files` are left to the call's own checks.
-pub(crate) fn check_fits(files: &JsValue) -> Result<(), CallError> {
-    let Some(array) = files.dyn_ref::<Array>() else {
-        return Ok(());
-    };
-    let total: u64 = array.iter().map(|f| content_size(&f)).sum();
-    let needed = total.saturating_mul(WHOLE_BUFFER_FACTOR_TENTHS) / 10;
-    let room = MAX_LINEAR_MEMORY.saturating_sub(heap_in_use());
-    if needed <= room {
-        return Ok(());
-    }
-    Err(ReadError::whole(
-        ErrorCode::InputTooLarge,
-        "files",
-        format!(
-            "the files take {total} bytes, too many for one call's memory (a WebAssembly instance has at most 4 GiB, and reading takes about 1.3 times the input): account them with accountStream, which reads files of any size chunk by chunk"
-        ),
-    )
-    .into())
-}
 
 /// The memory budget argument: absent takes the default; else a whole number of bytes.
 fn memory_budget(arg: Option<f64>) -> Result<u64, OptionsError> {
