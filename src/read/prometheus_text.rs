@@ -39,7 +39,7 @@ use crate::model::{
 };
 use crate::read::count;
 use crate::read::names::counter_by_name;
-use crate::read::push::{drive, Lines, PushReader};
+use crate::read::push::{drive, line_text, Lines, PushReader};
 use crate::read::{CaptureMeta, FamilyFilter};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -524,11 +524,11 @@ impl PrometheusTextReader {
         }
     }
 
-    /// Take one line (without its `\n`).
-    fn take(&mut self, raw: &[u8], line_no: u64) -> Result<(), ReadError> {
+    /// Take one line (without its `\n`; `ascii` when every byte is).
+    fn take(&mut self, raw: &[u8], line_no: u64, ascii: bool) -> Result<(), ReadError> {
         let line_no = usize::try_from(line_no).unwrap_or(usize::MAX);
         let file = self.file.as_str();
-        let line = std::str::from_utf8(raw).map_err(|e| {
+        let line = line_text(raw, ascii).map_err(|e| {
             ReadError::new(
                 ErrorCode::NotUtf8,
                 file,
@@ -803,14 +803,14 @@ impl PushReader for PrometheusTextReader {
 
     fn push(&mut self, chunk: &[u8]) -> Result<(), ReadError> {
         let mut lines = std::mem::take(&mut self.lines);
-        let r = lines.push(chunk, |line, n| self.take(line, n));
+        let r = lines.push_text(chunk, |line, n, ascii| self.take(line, n, ascii));
         self.lines = lines;
         r
     }
 
     fn finish(mut self) -> Result<Scrape, ReadError> {
         let mut lines = std::mem::take(&mut self.lines);
-        lines.finish(|line, n| self.take(line, n))?;
+        lines.finish_text(|line, n, ascii| self.take(line, n, ascii))?;
         Ok(self.into_scrape())
     }
 }

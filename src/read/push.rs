@@ -61,6 +61,8 @@ pub fn drive<P: PushReader, R: Read>(
 pub struct Lines {
     /// The start of a line whose end has not arrived yet.
     partial: Vec<u8>,
+    /// Whether `partial` holds a byte that is not ASCII.
+    partial_not_ascii: bool,
     /// Lines handed out so far.
     line_no: u64,
 }
@@ -77,23 +79,39 @@ impl Lines {
         chunk: &[u8],
         mut each: impl FnMut(&[u8], u64) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.push_text(chunk, |line, n, _| each(line, n))
+    }
+
+    /// [`Lines::push`], telling `each` also whether the line is ASCII (seen while looking for
+    /// its end: a text line then needs no UTF-8 check, see [`line_text`]).
+    pub fn push_text<E>(
+        &mut self,
+        chunk: &[u8],
+        mut each: impl FnMut(&[u8], u64, bool) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut rest = chunk;
-        while let Some(nl) = find_newline(rest) {
+        loop {
+            let (found, ascii) = find_newline_ascii(rest);
+            let Some(nl) = found else {
+                self.partial_not_ascii |= !ascii;
+                self.partial.extend_from_slice(rest);
+                return Ok(());
+            };
             self.line_no += 1;
             if self.partial.is_empty() {
-                each(&rest[..nl], self.line_no)?;
+                each(&rest[..nl], self.line_no, ascii)?;
             } else {
                 self.partial.extend_from_slice(&rest[..nl]);
                 let line = std::mem::take(&mut self.partial);
-                each(&line, self.line_no)?;
+                let ascii = ascii && !self.partial_not_ascii;
+                self.partial_not_ascii = false;
+                each(&line, self.line_no, ascii)?;
                 // Keep the allocation for the next straddling line.
                 self.partial = line;
                 self.partial.clear();
             }
             rest = &rest[nl + 1..];
         }
-        self.partial.extend_from_slice(rest);
-        Ok(())
     }
 
     /// The file has ended: hand out its last line if it did not end in `\n`.
@@ -101,12 +119,21 @@ impl Lines {
         &mut self,
         mut each: impl FnMut(&[u8], u64) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.finish_text(|line, n, _| each(line, n))
+    }
+
+    /// [`Lines::finish`], telling `each` also whether the line is ASCII.
+    pub fn finish_text<E>(
+        &mut self,
+        mut each: impl FnMut(&[u8], u64, bool) -> Result<(), E>,
+    ) -> Result<(), E> {
         if self.partial.is_empty() {
             return Ok(());
         }
         self.line_no += 1;
         let line = std::mem::take(&mut self.partial);
-        each(&line, self.line_no)
+        let ascii = !std::mem::take(&mut self.partial_not_ascii);
+        each(&line, self.line_no, ascii)
     }
 
     /// Lines handed out so far.
@@ -123,23 +150,54 @@ impl Lines {
 /// The first `\n` in `bytes`, looked for eight bytes at a time (every byte of a line-oriented
 /// file goes through here).
 pub fn find_newline(bytes: &[u8]) -> Option<usize> {
+    find_newline_ascii(bytes).0
+}
+
+/// [`find_newline`], and whether every byte before it (every byte, when there is none) is
+/// ASCII: noted on the words already loaded, so a reader of text lines need not go over a
+/// line a second time to check its UTF-8 ([`line_text`]).
+pub fn find_newline_ascii(bytes: &[u8]) -> (Option<usize>, bool) {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let words = bytes.chunks_exact(8);
     let tail = words.remainder();
+    let mut high = 0u64;
     for (k, word) in words.enumerate() {
         // An array from an 8-byte chunk is one load (`copy_from_slice` stayed a call per word
         // in the size-optimised .wasm: 7 % of reading a profile JSONL there).
-        let w: [u8; 8] = word.try_into().unwrap_or_default();
-        let x = u64::from_le_bytes(w) ^ (ONES * u64::from(b'\n'));
+        let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        let x = w ^ (ONES * u64::from(b'\n'));
         // The lowest flagged byte is the first zero byte of `x` (flags above it may be false).
         let zero = x.wrapping_sub(ONES) & !x & HIGH;
         if zero != 0 {
-            return Some(k * 8 + (zero.trailing_zeros() / 8) as usize);
+            let at = zero.trailing_zeros() / 8;
+            // The bytes of this word before the newline (little-endian: the low ones).
+            let before = (1u64 << (at * 8)) - 1;
+            let ascii = (high | (w & before)) & HIGH == 0;
+            return (Some(k * 8 + at as usize), ascii);
         }
+        high |= w;
     }
     let i = bytes.len() - tail.len();
-    tail.iter().position(|&b| b == b'\n').map(|k| i + k)
+    let mut ascii = high & HIGH == 0;
+    for (k, &b) in tail.iter().enumerate() {
+        if b == b'\n' {
+            return (Some(i + k), ascii);
+        }
+        ascii &= b.is_ascii();
+    }
+    (None, ascii)
+}
+
+/// A line as text: one [`Lines::push_text`] saw was ASCII is not checked again.
+pub fn line_text(line: &[u8], ascii: bool) -> Result<&str, std::str::Utf8Error> {
+    if ascii {
+        debug_assert!(line.is_ascii());
+        // SAFETY: ASCII bytes are UTF-8; `ascii` is only true for a line whose every byte
+        // `find_newline_ascii` saw below 0x80 (tested against `is_ascii` on any split).
+        return Ok(unsafe { std::str::from_utf8_unchecked(line) });
+    }
+    std::str::from_utf8(line)
 }
 
 /// A reader that needs the whole file at once (small files: launch facts, capture manifests,
@@ -187,6 +245,53 @@ mod tests {
         }
         lines.finish(&mut each).unwrap();
         out
+    }
+
+    /// Lines with their ASCII flags, for every way of cutting `text` into two or three chunks.
+    fn flags_of(text: &[u8]) -> Vec<Vec<(Vec<u8>, u64, bool)>> {
+        let mut all = Vec::new();
+        for a in 0..=text.len() {
+            for b in a..=text.len() {
+                let mut out = Vec::new();
+                let mut lines = Lines::new();
+                let mut each = |l: &[u8], n: u64, ascii: bool| -> Result<(), ()> {
+                    out.push((l.to_vec(), n, ascii));
+                    Ok(())
+                };
+                for c in [&text[..a], &text[a..b], &text[b..]] {
+                    lines.push_text(c, &mut each).unwrap();
+                }
+                lines.finish_text(&mut each).unwrap();
+                all.push(out);
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn the_ascii_flag_is_exactly_whether_the_line_is_ascii_whatever_the_split() {
+        // Non-ASCII bytes before, at, and after the word holding the newline, in the tail,
+        // and in a line straddling chunks; lines longer and shorter than a word.
+        let text = "abcdefgh\u{e9}ijklmnop\nqrstuvwxyzABCDEF\nGHIJKLM\u{e9}\nNOP\n\u{1F600}\nxyz0123456789\n\nab\u{e9}\n0123456\n7\u{e9}".as_bytes();
+        let cases = flags_of(text);
+        assert!(cases.len() > 1000);
+        for lines in cases {
+            assert_eq!(lines.len(), 10);
+            for (line, n, ascii) in lines {
+                assert_eq!(ascii, line.is_ascii(), "line {n}: {line:?}");
+                assert_eq!(
+                    line_text(&line, ascii).is_ok(),
+                    std::str::from_utf8(&line).is_ok()
+                );
+            }
+        }
+        let invalid = b"abcdefgh\xff\nabc\xc3\nabcdefghijklmnop\xe9q\n";
+        for lines in flags_of(invalid) {
+            for (line, n, ascii) in lines {
+                assert!(!ascii, "line {n}");
+                assert!(line_text(&line, ascii).is_err(), "line {n}");
+            }
+        }
     }
 
     #[test]

@@ -36,7 +36,7 @@ use crate::model::{
 use crate::read::count;
 use crate::read::locate::{in_line, serde_in_line, OwnedPath, Seg};
 use crate::read::names::counter_by_name;
-use crate::read::push::{drive, Lines, PushReader};
+use crate::read::push::{drive, line_text, Lines, PushReader};
 use crate::read::FamilyFilter;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -71,13 +71,19 @@ impl ScrapeJsonlReader {
         }
     }
 
-    /// Take one line (`terminated` when it ended in `\n`).
-    fn take(&mut self, line: &[u8], line_no: u64, terminated: bool) -> Result<(), ReadError> {
+    /// Take one line (`terminated` when it ended in `\n`; `ascii` when every byte is).
+    fn take(
+        &mut self,
+        line: &[u8],
+        line_no: u64,
+        terminated: bool,
+        ascii: bool,
+    ) -> Result<(), ReadError> {
         let line_no = usize::try_from(line_no).unwrap_or(usize::MAX);
         if line.iter().all(|b| b.is_ascii_whitespace()) {
             return Ok(());
         }
-        let text = std::str::from_utf8(line).map_err(|e| {
+        let text = line_text(line, ascii).map_err(|e| {
             ReadError::new(
                 ErrorCode::NotUtf8,
                 &self.file,
@@ -119,7 +125,7 @@ impl ScrapeJsonlReader {
     /// it); [`PushReader::finish`] after this reads nothing more.
     pub fn end_lines(&mut self) -> Result<(), ReadError> {
         let mut lines = std::mem::take(&mut self.lines);
-        let r = lines.finish(|line, n| self.take(line, n, false));
+        let r = lines.finish_text(|line, n, ascii| self.take(line, n, false, ascii));
         self.lines = lines;
         r
     }
@@ -130,14 +136,14 @@ impl PushReader for ScrapeJsonlReader {
 
     fn push(&mut self, chunk: &[u8]) -> Result<(), ReadError> {
         let mut lines = std::mem::take(&mut self.lines);
-        let r = lines.push(chunk, |line, n| self.take(line, n, true));
+        let r = lines.push_text(chunk, |line, n, ascii| self.take(line, n, true, ascii));
         self.lines = lines;
         r
     }
 
     fn finish(mut self) -> Result<ScrapeSet, ReadError> {
         let mut lines = std::mem::take(&mut self.lines);
-        lines.finish(|line, n| self.take(line, n, false))?;
+        lines.finish_text(|line, n, ascii| self.take(line, n, false, ascii))?;
         let Interner { table, skipped, .. } = self.interner;
         let table = Arc::new(table);
         for s in &mut self.scrapes {
