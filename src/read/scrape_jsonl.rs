@@ -452,7 +452,7 @@ fn parse_line(
     let bytes = text.as_bytes();
     ctx.line.clear();
     let notes = RefCell::new(Notes::default());
-    let mut json = serde_json::Deserializer::from_slice(text.as_bytes());
+    let mut json = serde_json::Deserializer::from_str(text);
     let seed = RecordSeed {
         ctx: &mut *ctx,
         notes: &notes,
@@ -540,7 +540,7 @@ fn line_error(
     let bytes = text.as_bytes();
     ctx.line.clear();
     let notes = RefCell::new(Notes::default());
-    let mut json = serde_json::Deserializer::from_slice(text.as_bytes());
+    let mut json = serde_json::Deserializer::from_str(text);
     let seed = RecordSeed {
         ctx: &mut *ctx,
         notes: &notes,
@@ -1101,7 +1101,7 @@ mod tests {
     /// `serde_path_to_error` through the whole record.
     fn tracked_line_error(text: &str, ctx: &mut Ctx<'_>) -> ReadError {
         let notes = RefCell::new(Notes::default());
-        let mut json = serde_json::Deserializer::from_slice(text.as_bytes());
+        let mut json = serde_json::Deserializer::from_str(text);
         let mut track = serde_path_to_error::Track::new();
         let seed = RecordSeed {
             ctx: &mut *ctx,
