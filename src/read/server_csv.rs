@@ -940,17 +940,19 @@ impl Store {
         let mut buckets = None;
         if let (MetricType::Histogram, Some(i)) = (metric_type, cols.buckets) {
             if !row.cell(i).is_empty() {
-                let lean = self.lean;
-                let mut kept = Vec::new();
-                parse_buckets(row, i, name, |le, count| {
-                    if !lean {
+                if self.lean {
+                    parse_buckets(row, i, name, None)?;
+                } else {
+                    let mut kept = Vec::new();
+                    let mut keep = |le: &str, count| {
                         kept.push(Bucket {
                             le: le.to_string(),
                             count,
-                        });
-                    }
-                })?;
-                buckets = (!lean).then_some(kept);
+                        })
+                    };
+                    parse_buckets(row, i, name, Some(&mut keep))?;
+                    buckets = Some(kept);
+                }
             }
         }
         let endpoint = self.endpoints.id(endpoint);
@@ -1266,7 +1268,7 @@ impl Endpoints {
         // endpoint, the same one again (another label set) or the first one is likely.
         for seq in [self.last + 1, self.last, 0] {
             if let Some((d, id)) = self.displays.get(seq) {
-                if d == display {
+                if same_from_end(d, display) {
                     self.last = seq;
                     return *id;
                 }
@@ -1296,6 +1298,12 @@ impl Endpoints {
     fn url(&self, id: u32) -> &str {
         self.urls.get(id as usize).map_or("", String::as_str)
     }
+}
+
+/// `a == b`, compared from the end: endpoints of one deployment differ in their last
+/// characters (the port), and a short inline loop beats a call to `memcmp` for these.
+fn same_from_end(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().rev().zip(b.bytes().rev()).all(|(x, y)| x == y)
 }
 
 /// One label set per distinct combination of a section's label cells: a CSV of many endpoints
@@ -1482,12 +1490,14 @@ impl Strings {
 
 /// `le=count;le=count;…` in cell order, each bucket handed to `each` (its `le` trimmed);
 /// empty parts (a trailing `;`) are ignored. A count above 2^53 − 1 is refused at its
-/// position in the cell.
+/// position in the cell. Without `each` (a lean read keeps no buckets) the cell is only
+/// checked: a count that is a plain decimal of at most 15 integer digits (below 2^53) needs
+/// no parse.
 fn parse_buckets(
     row: &Row<'_>,
     cell: usize,
     metric: &str,
-    mut each: impl FnMut(&str, f64),
+    mut each: Option<&mut dyn FnMut(&str, f64)>,
 ) -> Result<(), ReadError> {
     let s = row.cell(cell);
     let ascii = s.is_ascii();
@@ -1511,6 +1521,9 @@ fn parse_buckets(
             ));
         };
         let count_text = trim(count);
+        if each.is_none() && is_small_plain_decimal(count_text) {
+            continue;
+        }
         let value = count_text.parse::<f64>().map_err(|_| {
             row.err(
                 cell,
@@ -1530,9 +1543,18 @@ fn parse_buckets(
                 count_text,
             ));
         }
-        each(trim(le), value);
+        if let Some(each) = each.as_mut() {
+            each(trim(le), value);
+        }
     }
     Ok(())
+}
+
+/// [`is_plain_decimal`] with at most 15 digits before any `.`: below 10^15, so below 2^53.
+fn is_small_plain_decimal(s: &str) -> bool {
+    let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let int_digits = unsigned.bytes().take_while(u8::is_ascii_digit).count();
+    int_digits <= 15 && is_plain_decimal(s)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1835,7 +1857,16 @@ mod tests {
         );
     }
 
+    /// The buckets of `cell`; checked without keeping them too, which must find the same
+    /// error (or none).
     fn buckets(cell: &str) -> Result<Vec<Bucket>, ReadError> {
+        let kept = read_buckets(cell, true);
+        let checked = read_buckets(cell, false);
+        assert_eq!(kept.as_ref().err(), checked.as_ref().err(), "{cell}");
+        kept
+    }
+
+    fn read_buckets(cell: &str, keep: bool) -> Result<Vec<Bucket>, ReadError> {
         let text = format!("m{cell}");
         let spans = [
             Span { start: 0, end: 1 },
@@ -1864,12 +1895,18 @@ mod tests {
             at: &at,
         };
         let mut out = Vec::new();
-        parse_buckets(&row, 1, "m", |le, count| {
+        let mut each = |le: &str, count| {
             out.push(Bucket {
                 le: le.to_string(),
                 count,
             })
-        })?;
+        };
+        parse_buckets(
+            &row,
+            1,
+            "m",
+            keep.then_some(&mut each as &mut dyn FnMut(&str, f64)),
+        )?;
         Ok(out)
     }
 
@@ -1886,5 +1923,11 @@ mod tests {
         assert_eq!(e.code, ErrorCode::CountTooLarge);
         assert_eq!(e.position, Position::line_col(7, 3 + 13));
         assert!(e.message.contains("9007199254740992"), "{}", e.message);
+        // Sixteen integer digits are parsed to be told: these are below 2^53, then above.
+        assert!(buckets("1=0000000000000001.0;2=1000000000000000").is_ok());
+        assert!(buckets("1=-9007199254740993").is_ok());
+        assert!(buckets("1=9007199254740993.0").is_err());
+        assert!(buckets("1=1e16").is_err());
+        assert!(buckets("1=.").is_err());
     }
 }

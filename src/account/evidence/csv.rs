@@ -1,5 +1,6 @@
 //! The CSV export's series as evidence: per series its stats, taken in key order.
 
+use super::table::AddressHasher;
 use super::{
     share_name, Evidence, FamilyMap, LabelSets, SeriesEvidence, SeriesKey, SeriesMap, PROCESS_START,
 };
@@ -7,7 +8,7 @@ use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{Labels, MetricType, ServerMetricsExport};
 use crate::read::names::canonical_family;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 impl Evidence {
@@ -211,29 +212,6 @@ impl SharedSets {
         let i = intern(l);
         self.by_address.insert(at, Arc::clone(&i));
         i
-    }
-}
-
-/// A hasher for addresses (distinct, 8-byte aligned): one multiply, the high bits kept. The
-/// map keys are not chosen by the input, so no flooding to defend against.
-#[derive(Default)]
-struct AddressHasher(u64);
-
-impl Hasher for AddressHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .rotate_left(32);
     }
 }
 

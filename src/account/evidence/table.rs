@@ -4,7 +4,10 @@
 //! walk and drop.
 
 use super::SeriesKey;
-use std::collections::BTreeMap;
+use crate::read::names::canonical_family;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -19,6 +22,11 @@ pub struct SeriesMap<V> {
     pending: BTreeMap<SeriesKey, V>,
     /// The last endpoint run [`SeriesMap::of_endpoint`] found (see [`LastRun`]).
     last: LastRun,
+    /// Each key spelling's canonical family, by the spelling's address (keys share their
+    /// spellings): stages ask which family a key is of for every key they scan, and making
+    /// the name each time was an allocation per key. The spelling itself is kept too, so
+    /// its address is never reused for another.
+    canonical: HashMap<usize, (Arc<str>, Arc<str>), BuildHasherDefault<AddressHasher>>,
 }
 
 impl<V> Default for SeriesMap<V> {
@@ -27,6 +35,7 @@ impl<V> Default for SeriesMap<V> {
             sorted: Vec::new(),
             pending: BTreeMap::new(),
             last: LastRun::default(),
+            canonical: HashMap::default(),
         }
     }
 }
@@ -118,6 +127,48 @@ impl<V> SeriesMap<V> {
         });
         items.shrink_to_fit();
         self.sorted = items;
+        self.index_spellings();
+    }
+
+    /// Add the spellings of the sorted keys to [`SeriesMap::canonical`].
+    fn index_spellings(&mut self) {
+        let mut last: Option<&Arc<str>> = None;
+        for (k, _) in &self.sorted {
+            if last.is_some_and(|l| Arc::ptr_eq(l, &k.spelling)) {
+                continue;
+            }
+            last = Some(&k.spelling);
+            let at = Arc::as_ptr(&k.spelling) as *const u8 as usize;
+            if !self.canonical.contains_key(&at) {
+                let c: Arc<str> = Arc::from(canonical_family(&k.spelling));
+                self.canonical.insert(at, (Arc::clone(&k.spelling), c));
+            }
+        }
+    }
+
+    /// The canonical family of a key's spelling (see [`canonical_family`]).
+    pub fn canonical<'a>(&'a self, spelling: &Arc<str>) -> Cow<'a, str> {
+        let at = Arc::as_ptr(spelling) as *const u8 as usize;
+        match self.canonical.get(&at) {
+            Some((_, c)) => Cow::Borrowed(&**c),
+            None => Cow::Owned(canonical_family(spelling)),
+        }
+    }
+
+    /// The entries of canonical family `family`, in key order (after [`SeriesMap::settle`]).
+    pub fn of_canonical<'a>(
+        &'a self,
+        family: &'a str,
+    ) -> impl Iterator<Item = (&'a SeriesKey, &'a V)> + 'a {
+        let mut last: Option<(&'a Arc<str>, bool)> = None;
+        self.iter().filter(move |(k, _)| match last {
+            Some((s, yes)) if Arc::ptr_eq(s, &k.spelling) => yes,
+            _ => {
+                let yes = self.canonical(&k.spelling) == family;
+                last = Some((&k.spelling, yes));
+                yes
+            }
+        })
     }
 
     /// Merge the pending keys into the sorted vector (one pass; no key is in both).
@@ -128,6 +179,7 @@ impl<V> SeriesMap<V> {
         let pending = std::mem::take(&mut self.pending);
         if self.sorted.is_empty() {
             self.sorted = pending.into_iter().collect();
+            self.index_spellings();
             return;
         }
         let old = std::mem::take(&mut self.sorted);
@@ -145,6 +197,7 @@ impl<V> SeriesMap<V> {
             out.extend(next);
         }
         self.sorted = out;
+        self.index_spellings();
     }
 
     /// The entries of one endpoint, in key order (after [`SeriesMap::settle`]).
@@ -217,6 +270,29 @@ impl<V> SeriesMap<V> {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// A hasher for addresses (distinct, aligned): one multiply. The keys it hashes are not chosen
+/// by the input, so there is no flooding to defend against.
+#[derive(Default)]
+pub(super) struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(32);
     }
 }
 
