@@ -132,7 +132,9 @@ mod tests {
             .map(|(_, v)| *v)
             .collect();
         let scan: Vec<usize> = of_endpoint(&map, url)
-            .filter(|(k, _)| canonical_family(&k.spelling) == "vllm:prompt_tokens")
+            .filter(|(k, _)| {
+                crate::read::names::canonical_family(&k.spelling) == "vllm:prompt_tokens"
+            })
             .map(|(_, v)| *v)
             .collect();
         assert_eq!(got.len(), 6);

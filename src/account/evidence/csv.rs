@@ -1,14 +1,12 @@
 //! The CSV export's series as evidence: per series its stats, taken in key order.
 
-use super::table::AddressHasher;
+use super::table::AddressMap;
 use super::{
     share_name, Evidence, FamilyMap, LabelSets, SeriesEvidence, SeriesKey, SeriesMap, PROCESS_START,
 };
 use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{Labels, MetricType, ServerMetricsExport};
 use crate::read::names::canonical_family;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 impl Evidence {
@@ -193,10 +191,12 @@ fn family_map(families: &[(Arc<str>, MetricType)]) -> FamilyMap {
 }
 
 /// The interned copy of each reader label set, by the set's address (a reader shares each
-/// set already), with the last one looked up tried first.
+/// set already).
 #[derive(Default)]
 struct SharedSets {
-    by_address: HashMap<usize, Arc<Labels>, BuildHasherDefault<AddressHasher>>,
+    /// Address → index in `interned`.
+    at: AddressMap,
+    interned: Vec<Arc<Labels>>,
 }
 
 impl SharedSets {
@@ -206,11 +206,17 @@ impl SharedSets {
         intern: impl FnOnce(&Arc<Labels>) -> Arc<Labels>,
     ) -> Arc<Labels> {
         let at = Arc::as_ptr(l) as usize;
-        if let Some(i) = self.by_address.get(&at) {
+        if let Some(i) = self
+            .at
+            .get(&at)
+            .and_then(|&i| self.interned.get(i as usize))
+        {
             return Arc::clone(i);
         }
         let i = intern(l);
-        self.by_address.insert(at, Arc::clone(&i));
+        let k = u32::try_from(self.interned.len()).unwrap_or(u32::MAX);
+        self.at.insert(at, k);
+        self.interned.push(Arc::clone(&i));
         i
     }
 }

@@ -26,7 +26,35 @@ pub struct SeriesMap<V> {
     /// spellings): stages ask which family a key is of for every key they scan, and making
     /// the name each time was an allocation per key. The spelling itself is kept too, so
     /// its address is never reused for another.
-    canonical: HashMap<usize, (Arc<str>, Arc<str>), BuildHasherDefault<AddressHasher>>,
+    canonical: Spellings,
+}
+
+/// Spellings by address, each with its canonical family (see [`SeriesMap::canonical`]).
+#[derive(Debug, Clone, Default)]
+struct Spellings {
+    /// Address → index in `list`.
+    at: AddressMap,
+    /// (spelling, its canonical family).
+    list: Vec<(Arc<str>, Arc<str>)>,
+}
+
+impl Spellings {
+    fn add(&mut self, spelling: &Arc<str>) {
+        let at = Arc::as_ptr(spelling) as *const u8 as usize;
+        if self.at.contains_key(&at) {
+            return;
+        }
+        let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+        let c: Arc<str> = Arc::from(canonical_family(spelling));
+        self.list.push((Arc::clone(spelling), c));
+        self.at.insert(at, i);
+    }
+
+    fn get(&self, spelling: &Arc<str>) -> Option<&str> {
+        let at = Arc::as_ptr(spelling) as *const u8 as usize;
+        let &i = self.at.get(&at)?;
+        self.list.get(i as usize).map(|(_, c)| &**c)
+    }
 }
 
 impl<V> Default for SeriesMap<V> {
@@ -35,7 +63,7 @@ impl<V> Default for SeriesMap<V> {
             sorted: Vec::new(),
             pending: BTreeMap::new(),
             last: LastRun::default(),
-            canonical: HashMap::default(),
+            canonical: Spellings::default(),
         }
     }
 }
@@ -134,41 +162,19 @@ impl<V> SeriesMap<V> {
     fn index_spellings(&mut self) {
         let mut last: Option<&Arc<str>> = None;
         for (k, _) in &self.sorted {
-            if last.is_some_and(|l| Arc::ptr_eq(l, &k.spelling)) {
-                continue;
-            }
-            last = Some(&k.spelling);
-            let at = Arc::as_ptr(&k.spelling) as *const u8 as usize;
-            if !self.canonical.contains_key(&at) {
-                let c: Arc<str> = Arc::from(canonical_family(&k.spelling));
-                self.canonical.insert(at, (Arc::clone(&k.spelling), c));
+            if !last.is_some_and(|l| Arc::ptr_eq(l, &k.spelling)) {
+                self.canonical.add(&k.spelling);
+                last = Some(&k.spelling);
             }
         }
     }
 
     /// The canonical family of a key's spelling (see [`canonical_family`]).
     pub fn canonical<'a>(&'a self, spelling: &Arc<str>) -> Cow<'a, str> {
-        let at = Arc::as_ptr(spelling) as *const u8 as usize;
-        match self.canonical.get(&at) {
-            Some((_, c)) => Cow::Borrowed(&**c),
+        match self.canonical.get(spelling) {
+            Some(c) => Cow::Borrowed(c),
             None => Cow::Owned(canonical_family(spelling)),
         }
-    }
-
-    /// The entries of canonical family `family`, in key order (after [`SeriesMap::settle`]).
-    pub fn of_canonical<'a>(
-        &'a self,
-        family: &'a str,
-    ) -> impl Iterator<Item = (&'a SeriesKey, &'a V)> + 'a {
-        let mut last: Option<(&'a Arc<str>, bool)> = None;
-        self.iter().filter(move |(k, _)| match last {
-            Some((s, yes)) if Arc::ptr_eq(s, &k.spelling) => yes,
-            _ => {
-                let yes = self.canonical(&k.spelling) == family;
-                last = Some((&k.spelling, yes));
-                yes
-            }
-        })
     }
 
     /// Merge the pending keys into the sorted vector (one pass; no key is in both).
@@ -203,50 +209,11 @@ impl<V> SeriesMap<V> {
     /// The entries of one endpoint, in key order (after [`SeriesMap::settle`]).
     pub fn of_endpoint(&self, endpoint: &str) -> &[(SeriesKey, V)] {
         debug_assert!(self.pending.is_empty());
-        let (start, len) = self.last.get();
-        // The last run asked about, or the next one; else a search.
-        let run = [start, start + len]
-            .into_iter()
-            .find_map(|start| self.run_at(start, endpoint).map(|len| (start, len)))
-            .or_else(|| self.search(endpoint));
-        let Some((start, len)) = run else {
-            return &[];
-        };
-        self.last.set(start, len);
-        self.sorted.get(start..start + len).unwrap_or_default()
-    }
-
-    /// The length of `endpoint`'s entries when they start at `start`: its entries are one
-    /// contiguous run, so the key before `start` must be another endpoint's.
-    fn run_at(&self, start: usize, endpoint: &str) -> Option<usize> {
         let url = |i: usize| self.sorted.get(i).map(|(k, _)| &*k.endpoint_url);
-        if url(start)? != endpoint || start.checked_sub(1).and_then(url) == Some(endpoint) {
-            return None;
+        match endpoint_run(self.sorted.len(), &url, &self.last, endpoint) {
+            Some((start, len)) => self.sorted.get(start..start + len).unwrap_or_default(),
+            None => &[],
         }
-        Some(self.run_len(start, endpoint))
-    }
-
-    /// Where `endpoint`'s entries start (a binary search) and how many there are.
-    fn search(&self, endpoint: &str) -> Option<(usize, usize)> {
-        let start = self
-            .sorted
-            .partition_point(|(k, _)| &*k.endpoint_url < endpoint);
-        let (first, _) = self.sorted.get(start)?;
-        (&*first.endpoint_url == endpoint).then(|| (start, self.run_len(start, endpoint)))
-    }
-
-    /// How many entries from `start` (one of `endpoint`'s) are `endpoint`'s.
-    fn run_len(&self, start: usize, endpoint: &str) -> usize {
-        let rest = self.sorted.get(start..).unwrap_or_default();
-        let Some((first, _)) = rest.first() else {
-            return 0;
-        };
-        // An endpoint has few series, all with one shared URL: a scan is cheaper than a
-        // second search, and its equal pointers end most comparisons at once.
-        let url = &first.endpoint_url;
-        rest.iter()
-            .take_while(|(k, _)| Arc::ptr_eq(&k.endpoint_url, url) || *k.endpoint_url == *endpoint)
-            .count()
     }
 
     /// Every entry in key order (after [`SeriesMap::settle`]).
@@ -272,6 +239,50 @@ impl<V> SeriesMap<V> {
         self.len() == 0
     }
 }
+
+/// Where `endpoint`'s entries start and how many there are, in a table of `len` keys sorted
+/// by endpoint whose `i`-th endpoint is `url(i)` (not generic over the values: one copy in the
+/// .wasm). The last run found, or the one right after it, is tried first (see [`LastRun`]);
+/// else a binary search.
+fn endpoint_run<'a>(
+    len: usize,
+    url: &dyn Fn(usize) -> Option<&'a str>,
+    last: &LastRun,
+    endpoint: &str,
+) -> Option<(usize, usize)> {
+    // `endpoint`'s entries are one contiguous run: it starts at `i` when the key before is
+    // another endpoint's.
+    let starts_at =
+        |i: usize| url(i) == Some(endpoint) && i.checked_sub(1).and_then(url) != Some(endpoint);
+    let (hint, hint_len) = last.get();
+    let start = match [hint, hint + hint_len].into_iter().find(|&i| starts_at(i)) {
+        Some(i) => i,
+        None => {
+            // The first key not below `endpoint`.
+            let (mut lo, mut hi) = (0, len);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if url(mid).is_some_and(|u| u < endpoint) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            if url(lo) != Some(endpoint) {
+                return None;
+            }
+            lo
+        }
+    };
+    let n = (start..len)
+        .take_while(|&i| url(i) == Some(endpoint))
+        .count();
+    last.set(start, n);
+    Some((start, n))
+}
+
+/// A map keyed by address (see [`AddressHasher`]).
+pub(super) type AddressMap = HashMap<usize, u32, BuildHasherDefault<AddressHasher>>;
 
 /// A hasher for addresses (distinct, aligned): one multiply. The keys it hashes are not chosen
 /// by the input, so there is no flooding to defend against.
