@@ -1488,6 +1488,9 @@ impl Strings {
     }
 }
 
+/// What takes each bucket of a cell: its `le` and count.
+type BucketFn<'a> = dyn FnMut(&str, f64) + 'a;
+
 /// `le=count;le=count;…` in cell order, each bucket handed to `each` (its `le` trimmed);
 /// empty parts (a trailing `;`) are ignored. A count above 2^53 − 1 is refused at its
 /// position in the cell. Without `each` (a lean read keeps no buckets) the cell is only
@@ -1497,7 +1500,7 @@ fn parse_buckets(
     row: &Row<'_>,
     cell: usize,
     metric: &str,
-    mut each: Option<&mut dyn FnMut(&str, f64)>,
+    mut each: Option<&mut BucketFn<'_>>,
 ) -> Result<(), ReadError> {
     let s = row.cell(cell);
     let ascii = s.is_ascii();
@@ -1901,12 +1904,7 @@ mod tests {
                 count,
             })
         };
-        parse_buckets(
-            &row,
-            1,
-            "m",
-            keep.then_some(&mut each as &mut dyn FnMut(&str, f64)),
-        )?;
+        parse_buckets(&row, 1, "m", keep.then_some(&mut each as &mut BucketFn<'_>))?;
         Ok(out)
     }
 

@@ -67,7 +67,7 @@ impl Evidence {
         let order = csv_key_order(&lean);
         // The previous endpoint's families and label sets, shared by the next that has the
         // same: told by what they are made of, before any map is built.
-        let mut last_families: Option<(Vec<(Arc<str>, MetricType)>, Arc<FamilyMap>)> = None;
+        let mut last_families: Option<(Vec<FamilyType>, Arc<FamilyMap>)> = None;
         let mut last_sets: Option<(Vec<Arc<Labels>>, Arc<LabelSets>)> = None;
         let mut families = Vec::new();
         for group in order.chunk_by(|a, b| endpoint(a) == endpoint(b)) {
@@ -173,10 +173,13 @@ impl Evidence {
     }
 }
 
+/// A family's canonical key and type, as an endpoint's series give them.
+type FamilyType = (Arc<str>, MetricType);
+
 /// An endpoint's families from its series' (canonical key, type) in family order, as
 /// [`Evidence::note_family`] makes them: a key's type is the first one given that is not
 /// `unknown` (or `unknown`).
-fn family_map(families: &[(Arc<str>, MetricType)]) -> FamilyMap {
+fn family_map(families: &[FamilyType]) -> FamilyMap {
     let mut map = FamilyMap::new();
     for (key, t) in families {
         let info = match map.get_mut(&**key) {
