@@ -4,7 +4,6 @@
 //! every series of the run (which made accounting quadratic in endpoints).
 
 use super::evidence::{SeriesKey, SeriesMap};
-use crate::read::names::canonical_family;
 use std::sync::Arc;
 
 /// The entries of `map` whose key is on `endpoint`, in key order.
@@ -16,8 +15,8 @@ pub fn of_endpoint<'a, V>(
 }
 
 /// The entries of `map` on `endpoint` under any spelling of the canonical `family`. An
-/// endpoint's entries come by spelling, so each spelling's canonical name is made once, not
-/// per series.
+/// endpoint's entries come by spelling, so each spelling's canonical name is looked up once
+/// (see [`SeriesMap::canonical`]), not per series.
 pub fn of_family<'a, V>(
     map: &'a SeriesMap<V>,
     endpoint: &str,
@@ -27,7 +26,7 @@ pub fn of_family<'a, V>(
     of_endpoint(map, endpoint).filter(move |(k, _)| match last {
         Some((s, yes)) if Arc::ptr_eq(s, &k.spelling) => yes,
         _ => {
-            let yes = canonical_family(&k.spelling) == family;
+            let yes = map.canonical(&k.spelling) == family;
             last = Some((&k.spelling, yes));
             yes
         }
@@ -133,7 +132,9 @@ mod tests {
             .map(|(_, v)| *v)
             .collect();
         let scan: Vec<usize> = of_endpoint(&map, url)
-            .filter(|(k, _)| canonical_family(&k.spelling) == "vllm:prompt_tokens")
+            .filter(|(k, _)| {
+                crate::read::names::canonical_family(&k.spelling) == "vllm:prompt_tokens"
+            })
             .map(|(_, v)| *v)
             .collect();
         assert_eq!(got.len(), 6);

@@ -13,7 +13,6 @@ use super::verdict::{Reason, ReasonCode};
 use super::Ctx;
 use crate::engines::{adapter, Counter, Engine, FamilyView, REPLICA_LABELS};
 use crate::model::{Labels, Role};
-use crate::read::names::canonical_family;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -200,7 +199,8 @@ fn map_series_present(
     let mut canon_of: Option<&Arc<str>> = None;
     for (key, sev) in of_endpoint(&ctx.ev.series, endpoint) {
         if !canon_of.is_some_and(|s| Arc::ptr_eq(s, &key.spelling)) {
-            canon = canonical_family(&key.spelling);
+            canon.clear();
+            canon.push_str(&ctx.ev.series.canonical(&key.spelling));
             canon_of = Some(&key.spelling);
         }
         let view = FamilyView {

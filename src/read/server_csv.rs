@@ -143,33 +143,31 @@ impl ServerCsvReader {
         }
     }
 
-    /// Take one physical line. A plain line (no quote, not a comment, not inside a quoted
-    /// field, not the first line with its possible byte-order mark) is split in place: the
-    /// rows of an export are almost all plain; any other line goes through [`CsvRecords`].
+    /// Take one physical line. A line that is not a comment, not inside a quoted field and
+    /// not the first (with its possible byte-order mark) is split in place when its quoted
+    /// cells (if any) are simple (see [`split_line`]): the rows of an export are almost all
+    /// such; any other line goes through [`CsvRecords`].
     fn take_line(&mut self, bytes: &[u8], line_no: u64) -> Result<(), ReadError> {
         let line_no = usize::try_from(line_no).unwrap_or(usize::MAX);
-        let plain = line_no > 1
-            && !self.records.is_open()
-            && bytes.first() != Some(&b'#')
-            && !bytes.contains(&b'"');
-        if !plain {
-            return match self.records.line(&self.file, line_no, bytes)? {
-                Some(rec) => self.state.take_record(&self.file, &rec),
-                None => Ok(()),
-            };
+        if line_no > 1 && !self.records.is_open() && bytes.first() != Some(&b'#') {
+            let text = line_text(&self.file, line_no, bytes)?;
+            // Outside quotes a `\r` is dropped only as the line's last character (as `scan_line`).
+            let text = text.strip_suffix('\r').unwrap_or(text);
+            if split_line(text, &mut self.spans) {
+                let row = Row {
+                    file: &self.file,
+                    line: line_no,
+                    text,
+                    spans: &self.spans,
+                    at: &[],
+                };
+                return self.state.take_row(&row);
+            }
         }
-        let text = line_text(&self.file, line_no, bytes)?;
-        // Outside quotes a `\r` is dropped only as the line's last character (as `scan_line`).
-        let text = text.strip_suffix('\r').unwrap_or(text);
-        split_plain(text, &mut self.spans);
-        let row = Row {
-            file: &self.file,
-            line: line_no,
-            text,
-            spans: &self.spans,
-            at: &[],
-        };
-        self.state.take_row(&row)
+        match self.records.line(&self.file, line_no, bytes)? {
+            Some(rec) => self.state.take_record(&self.file, &rec),
+            None => Ok(()),
+        }
     }
 }
 
@@ -333,20 +331,129 @@ fn line_text<'b>(file: &str, line_no: usize, bytes: &'b [u8]) -> Result<&'b str,
     })
 }
 
-/// The cells of a line without quotes: what lies between its commas.
-fn split_plain(text: &str, spans: &mut Vec<Span>) {
+/// The cells of a line (without its line end) into `spans`, as [`scan_line`] reads them, when
+/// that needs no copy: every quoted cell closes on this line, right before a comma or the
+/// line's end, and holds no doubled quote. Its span is then its content, which starts one
+/// column after its quote, as [`CellAt`] counts it. False for any other line: [`CsvRecords`]
+/// reads it (and reports what is wrong with it).
+fn split_line(text: &str, spans: &mut Vec<Span>) -> bool {
     spans.clear();
+    let b = text.as_bytes();
+    let Some(first_quote) = split_unquoted(b, spans) else {
+        return true;
+    };
+    // A quote: go on cell by cell from the cell holding it (the spans so far end before it).
+    debug_assert!(spans.last().is_none_or(|s| s.end < first_quote));
+    let mut start = spans.last().map_or(0, |s| s.end + 1);
+    loop {
+        let rest = b.get(start..).unwrap_or_default();
+        if rest.first() == Some(&b'"') {
+            let body = start + 1;
+            let Some(close) = find_byte(b.get(body..).unwrap_or_default(), b'"') else {
+                return false;
+            };
+            let close = body + close;
+            spans.push(Span {
+                start: body,
+                end: close,
+            });
+            match b.get(close + 1) {
+                None => return true,
+                Some(b',') => start = close + 2,
+                Some(_) => return false,
+            }
+            continue;
+        }
+        // An unquoted cell: a quote inside it is a character like any other.
+        match find_byte(rest, b',') {
+            Some(k) => {
+                spans.push(Span {
+                    start,
+                    end: start + k,
+                });
+                start += k + 1;
+            }
+            None => {
+                spans.push(Span {
+                    start,
+                    end: b.len(),
+                });
+                return true;
+            }
+        }
+    }
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+
+/// The bytes of `word` equal to `byte`, each flagged by its high bit (exactly: no false flags).
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    let x = word ^ (ONES * u64::from(byte));
+    !(((x & LOW7) + LOW7) | x | LOW7)
+}
+
+/// Push the comma-separated spans of `b` (as if it held no quote) eight bytes at a time, up to
+/// the first `"`: `None` when there is none (the spans are then the line's cells), else its
+/// index (the spans pushed end before it, and more may follow it).
+fn split_unquoted(b: &[u8], spans: &mut Vec<Span>) -> Option<usize> {
     let mut start = 0;
-    for (i, b) in text.bytes().enumerate() {
-        if b == b',' {
-            spans.push(Span { start, end: i });
-            start = i + 1;
+    let words = b.chunks_exact(8);
+    let tail = words.remainder();
+    for (k, word) in words.enumerate() {
+        let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        let quotes = bytes_equal(w, b'"');
+        let mut commas = bytes_equal(w, b',');
+        if quotes != 0 {
+            // Only the commas before the quote.
+            commas &= quotes.wrapping_sub(1) & !quotes;
+        }
+        while commas != 0 {
+            let at = k * 8 + (commas.trailing_zeros() / 8) as usize;
+            spans.push(Span { start, end: at });
+            start = at + 1;
+            commas &= commas - 1;
+        }
+        if quotes != 0 {
+            return Some(k * 8 + (quotes.trailing_zeros() / 8) as usize);
+        }
+    }
+    let base = b.len() - tail.len();
+    for (k, &c) in tail.iter().enumerate() {
+        match c {
+            b',' => {
+                spans.push(Span {
+                    start,
+                    end: base + k,
+                });
+                start = base + k + 1;
+            }
+            b'"' => return Some(base + k),
+            _ => {}
         }
     }
     spans.push(Span {
         start,
-        end: text.len(),
+        end: b.len(),
     });
+    None
+}
+
+/// The first `byte` in `b`.
+fn find_byte(b: &[u8], byte: u8) -> Option<usize> {
+    let words = b.chunks_exact(8);
+    let tail = words.remainder();
+    for (k, word) in words.enumerate() {
+        let hit = bytes_equal(
+            u64::from_le_bytes(word.try_into().unwrap_or_default()),
+            byte,
+        );
+        if hit != 0 {
+            return Some(k * 8 + (hit.trailing_zeros() / 8) as usize);
+        }
+    }
+    let base = b.len() - tail.len();
+    tail.iter().position(|&c| c == byte).map(|k| base + k)
 }
 
 /// Where a cell starts: its line and character column, and whether it is quoted (its content
@@ -528,6 +635,17 @@ impl StatKind {
     /// counter's `total`, a histogram's `count`.
     fn is_count(self, i: usize) -> bool {
         i == 0 && self != StatKind::Gauge
+    }
+
+    /// Whether a lean read keeps stat `i` (see [`CsvSeries::values_of`]): a counter's `total`,
+    /// a gauge's `avg`, `min` and `max`, a histogram's `count` and `sum`. The counts refused
+    /// above 2^53 − 1 are among them.
+    fn lean_keeps(self, i: usize) -> bool {
+        match self {
+            StatKind::Counter => i == 0,
+            StatKind::Gauge => i <= 2,
+            StatKind::Histogram => i == 0 || i == 2,
+        }
     }
 
     /// The stats of a row, each by its index in [`StatKind::names`].
@@ -725,6 +843,26 @@ fn parse_number(
     Ok(v)
 }
 
+/// `s` is a sign, digits and at most one `.` with at least one digit: a subset of what
+/// `f64::from_str` accepts (no exponent, no `inf` or `nan`), told without parsing.
+fn is_plain_decimal(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits = match b.first() {
+        Some(b'-' | b'+') => b.get(1..).unwrap_or_default(),
+        _ => b,
+    };
+    let mut seen_dot = false;
+    let mut seen_digit = false;
+    for &c in digits {
+        match c {
+            b'0'..=b'9' => seen_digit = true,
+            b'.' if !seen_dot => seen_dot = true,
+            _ => return false,
+        }
+    }
+    seen_digit
+}
+
 // ---------------------------------------------------------------------------------------------
 // What the rows give
 
@@ -786,6 +924,13 @@ impl Store {
             if row.cell(i).is_empty() {
                 continue;
             }
+            if self.lean && !cols.stat_kind.lean_keeps(k) {
+                // Not kept: only checked, and a plain decimal needs no parse for that.
+                if !is_plain_decimal(trim(row.cell(i))) {
+                    parse_number(row, i, stat, None)?;
+                }
+                continue;
+            }
             let count_of = cols.stat_kind.is_count(k).then_some(name);
             if let Some(slot) = values.get_mut(k) {
                 *slot = Some(parse_number(row, i, stat, count_of)?);
@@ -795,17 +940,19 @@ impl Store {
         let mut buckets = None;
         if let (MetricType::Histogram, Some(i)) = (metric_type, cols.buckets) {
             if !row.cell(i).is_empty() {
-                let lean = self.lean;
-                let mut kept = Vec::new();
-                parse_buckets(row, i, name, |le, count| {
-                    if !lean {
+                if self.lean {
+                    parse_buckets(row, i, name, None)?;
+                } else {
+                    let mut kept = Vec::new();
+                    let mut keep = |le: &str, count| {
                         kept.push(Bucket {
                             le: le.to_string(),
                             count,
-                        });
-                    }
-                })?;
-                buckets = (!lean).then_some(kept);
+                        })
+                    };
+                    parse_buckets(row, i, name, Some(&mut keep))?;
+                    buckets = Some(kept);
+                }
             }
         }
         let endpoint = self.endpoints.id(endpoint);
@@ -889,7 +1036,7 @@ impl Store {
                 ),
             ));
         }
-        let pair = (self.info.strings.id(key), self.info.strings.id(value));
+        let pair = (self.info.strings.id(key, 0), self.info.strings.id(value, 1));
         let open = match self.info.current(endpoint, family, pair.0) {
             Some(i) => i,
             None => {
@@ -967,7 +1114,7 @@ impl Store {
                 s.family = rank.get(s.family as usize).copied().unwrap_or(u32::MAX);
             }
             // Stable: a family's series stay in row order.
-            crate::sort::sort_by_key(&mut series, |s| s.family);
+            sort_by_family(&mut series, rank.len());
             // Kept while the run is accounted: no spare capacity.
             series.shrink_to_fit();
             CsvLean {
@@ -976,6 +1123,45 @@ impl Store {
             }
         });
         (metrics, lean, skipped)
+    }
+}
+
+/// Sort lean series stably by family (`families` of them; one past the last holds any other
+/// index): a counting sort, then the moves in place (no second vector of series).
+fn sort_by_family(series: &mut [CsvSeries], families: usize) {
+    let slot = |s: &CsvSeries| (s.family as usize).min(families);
+    // Where each family's series start in the sorted order.
+    let mut next = vec![0usize; families + 1];
+    for s in series.iter() {
+        if let Some(n) = next.get_mut(slot(s)) {
+            *n += 1;
+        }
+    }
+    let mut start = 0;
+    for n in &mut next {
+        let count = *n;
+        *n = start;
+        start += count;
+    }
+    let mut dest: Vec<usize> = Vec::with_capacity(series.len());
+    for s in series.iter() {
+        let n = next.get_mut(slot(s));
+        dest.push(n.map_or(0, |n| {
+            *n += 1;
+            *n - 1
+        }));
+    }
+    // Each cycle of the permutation: swap the element at `i` to its place until `i` holds
+    // its own.
+    for i in 0..series.len() {
+        loop {
+            let d = dest.get(i).copied().unwrap_or(i);
+            if d == i || d >= series.len() {
+                break;
+            }
+            series.swap(i, d);
+            dest.swap(i, d);
+        }
     }
 }
 
@@ -1082,7 +1268,7 @@ impl Endpoints {
         // endpoint, the same one again (another label set) or the first one is likely.
         for seq in [self.last + 1, self.last, 0] {
             if let Some((d, id)) = self.displays.get(seq) {
-                if d == display {
+                if same_from_end(d, display) {
                     self.last = seq;
                     return *id;
                 }
@@ -1112,6 +1298,12 @@ impl Endpoints {
     fn url(&self, id: u32) -> &str {
         self.urls.get(id as usize).map_or("", String::as_str)
     }
+}
+
+/// `a == b`, compared from the end: endpoints of one deployment differ in their last
+/// characters (the port), and a short inline loop beats a call to `memcmp` for these.
+fn same_from_end(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().rev().zip(b.bytes().rev()).all(|(x, y)| x == y)
 }
 
 /// One label set per distinct combination of a section's label cells: a CSV of many endpoints
@@ -1264,16 +1456,30 @@ fn pairs_key(pairs: &[(u32, u32)]) -> Vec<u8> {
 struct Strings {
     ids: HashMap<String, u32>,
     list: Vec<String>,
+    /// The ids last given for a key and for a value (an info section lists one key, often
+    /// with one value, on every endpoint in turn), checked before hashing.
+    last: [u32; 2],
 }
 
 impl Strings {
-    fn id(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
+    /// The id of `s`; `slot` says which of the last ids to try first (0 key, 1 value).
+    fn id(&mut self, s: &str, slot: usize) -> u32 {
+        let last = self.last.get(slot).copied().unwrap_or(u32::MAX);
+        if self.list.get(last as usize).is_some_and(|l| l == s) {
+            return last;
         }
-        let id = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
-        self.ids.insert(s.to_string(), id);
-        self.list.push(s.to_string());
+        let id = match self.ids.get(s) {
+            Some(&id) => id,
+            None => {
+                let id = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+                self.ids.insert(s.to_string(), id);
+                self.list.push(s.to_string());
+                id
+            }
+        };
+        if let Some(l) = self.last.get_mut(slot) {
+            *l = id;
+        }
         id
     }
 
@@ -1282,14 +1488,19 @@ impl Strings {
     }
 }
 
+/// What takes each bucket of a cell: its `le` and count.
+type BucketFn<'a> = dyn FnMut(&str, f64) + 'a;
+
 /// `le=count;le=count;…` in cell order, each bucket handed to `each` (its `le` trimmed);
 /// empty parts (a trailing `;`) are ignored. A count above 2^53 − 1 is refused at its
-/// position in the cell.
+/// position in the cell. Without `each` (a lean read keeps no buckets) the cell is only
+/// checked: a count that is a plain decimal of at most 15 integer digits (below 2^53) needs
+/// no parse.
 fn parse_buckets(
     row: &Row<'_>,
     cell: usize,
     metric: &str,
-    mut each: impl FnMut(&str, f64),
+    mut each: Option<&mut BucketFn<'_>>,
 ) -> Result<(), ReadError> {
     let s = row.cell(cell);
     let ascii = s.is_ascii();
@@ -1313,6 +1524,9 @@ fn parse_buckets(
             ));
         };
         let count_text = trim(count);
+        if each.is_none() && is_small_plain_decimal(count_text) {
+            continue;
+        }
         let value = count_text.parse::<f64>().map_err(|_| {
             row.err(
                 cell,
@@ -1332,9 +1546,18 @@ fn parse_buckets(
                 count_text,
             ));
         }
-        each(trim(le), value);
+        if let Some(each) = each.as_mut() {
+            each(trim(le), value);
+        }
     }
     Ok(())
+}
+
+/// [`is_plain_decimal`] with at most 15 digits before any `.`: below 10^15, so below 2^53.
+fn is_small_plain_decimal(s: &str) -> bool {
+    let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let int_digits = unsigned.bytes().take_while(u8::is_ascii_digit).count();
+    int_digits <= 15 && is_plain_decimal(s)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1563,6 +1786,64 @@ mod tests {
         assert_eq!(e.code, ErrorCode::CsvSyntax);
     }
 
+    /// Every string of `alphabet` up to `max` characters.
+    fn all_strings(alphabet: &[char], max: u32) -> Vec<String> {
+        let mut out = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..max {
+            let next: Vec<String> = last
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            out.extend(next.iter().cloned());
+            last = next;
+        }
+        out
+    }
+
+    #[test]
+    fn in_place_split_reads_what_the_record_reader_reads() {
+        // Every line of these characters: where the in-place split takes it, the record
+        // reader gives the same cells, starting at the same columns.
+        let mut taken = 0;
+        for line in all_strings(&['a', ',', '"', '\r', 'é'], 7) {
+            let text = line.strip_suffix('\r').unwrap_or(&line);
+            let mut spans = Vec::new();
+            if !split_line(text, &mut spans) {
+                continue;
+            }
+            taken += 1;
+            let mut r = CsvRecords::default();
+            let rec = r.line("t.csv", 2, line.as_bytes());
+            let rec = rec.ok().flatten().unwrap_or_else(|| panic!("{line:?}"));
+            let cells: Vec<&str> = spans.iter().map(|s| &text[s.start..s.end]).collect();
+            assert_eq!(cells, rec.cells, "{line:?}");
+            let columns: Vec<usize> = spans
+                .iter()
+                .map(|s| text[..s.start].chars().count() + 1)
+                .collect();
+            let want: Vec<usize> = rec
+                .at
+                .iter()
+                .map(|a| a.column + usize::from(a.quoted))
+                .collect();
+            assert_eq!(columns, want, "{line:?}");
+        }
+        assert!(taken > 10_000, "{taken}");
+    }
+
+    #[test]
+    fn plain_decimals_are_numbers() {
+        for s in all_strings(&['0', '9', '.', '-', '+', 'e', ' '], 6) {
+            if is_plain_decimal(&s) {
+                assert!(s.parse::<f64>().is_ok(), "{s:?}");
+            }
+        }
+        assert!(is_plain_decimal("1781634703.0000"));
+        assert!(!is_plain_decimal("."));
+        assert!(!is_plain_decimal("1e5"));
+    }
+
     #[test]
     fn endpoint_display_to_url() {
         assert_eq!(
@@ -1579,7 +1860,16 @@ mod tests {
         );
     }
 
+    /// The buckets of `cell`; checked without keeping them too, which must find the same
+    /// error (or none).
     fn buckets(cell: &str) -> Result<Vec<Bucket>, ReadError> {
+        let kept = read_buckets(cell, true);
+        let checked = read_buckets(cell, false);
+        assert_eq!(kept.as_ref().err(), checked.as_ref().err(), "{cell}");
+        kept
+    }
+
+    fn read_buckets(cell: &str, keep: bool) -> Result<Vec<Bucket>, ReadError> {
         let text = format!("m{cell}");
         let spans = [
             Span { start: 0, end: 1 },
@@ -1608,12 +1898,13 @@ mod tests {
             at: &at,
         };
         let mut out = Vec::new();
-        parse_buckets(&row, 1, "m", |le, count| {
+        let mut each = |le: &str, count| {
             out.push(Bucket {
                 le: le.to_string(),
                 count,
             })
-        })?;
+        };
+        parse_buckets(&row, 1, "m", keep.then_some(&mut each as &mut BucketFn<'_>))?;
         Ok(out)
     }
 
@@ -1630,5 +1921,11 @@ mod tests {
         assert_eq!(e.code, ErrorCode::CountTooLarge);
         assert_eq!(e.position, Position::line_col(7, 3 + 13));
         assert!(e.message.contains("9007199254740992"), "{}", e.message);
+        // Sixteen integer digits are parsed to be told: these are below 2^53, then above.
+        assert!(buckets("1=0000000000000001.0;2=1000000000000000").is_ok());
+        assert!(buckets("1=-9007199254740993").is_ok());
+        assert!(buckets("1=9007199254740993.0").is_err());
+        assert!(buckets("1=1e16").is_err());
+        assert!(buckets("1=.").is_err());
     }
 }

@@ -1,12 +1,12 @@
 //! The CSV export's series as evidence: per series its stats, taken in key order.
 
+use super::table::AddressMap;
 use super::{
-    share_last, share_name, Evidence, SeriesEvidence, SeriesKey, SeriesMap, PROCESS_START,
+    share_name, Evidence, FamilyMap, LabelSets, SeriesEvidence, SeriesKey, SeriesMap, PROCESS_START,
 };
 use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{Labels, MetricType, ServerMetricsExport};
 use crate::read::names::canonical_family;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 impl Evidence {
@@ -60,15 +60,16 @@ impl Evidence {
         let mut counters = Vec::with_capacity(n_counters);
         let mut gauges = Vec::with_capacity(series.len() - n_counters - n_histograms);
         let mut histograms = Vec::with_capacity(n_histograms);
-        // Reader label sets (by address: a reader shares each set already) → the index of
-        // their interned copies in `interned`.
-        let mut shared: HashMap<Vec<u8>, u32> = HashMap::new();
-        let mut interned: Vec<Arc<Labels>> = Vec::new();
+        // Reader label sets (by address: a reader shares each set already) → their interned
+        // copies.
+        let mut shared = SharedSets::default();
         let endpoint = |i: &usize| series.get(*i).map(|s| s.endpoint);
         let order = csv_key_order(&lean);
-        // The previous endpoint's families and label sets, shared by the next that has the same.
-        let mut last_families = None;
-        let mut last_sets = None;
+        // The previous endpoint's families and label sets, shared by the next that has the
+        // same: told by what they are made of, before any map is built.
+        let mut last_families: Option<(Vec<FamilyType>, Arc<FamilyMap>)> = None;
+        let mut last_sets: Option<(Vec<Arc<Labels>>, Arc<LabelSets>)> = None;
+        let mut families = Vec::new();
         for group in order.chunk_by(|a, b| endpoint(a) == endpoint(b)) {
             let Some(url) = group
                 .first()
@@ -79,8 +80,7 @@ impl Evidence {
             };
             let endpoint_url = share_name(&mut self.names, url);
             // What `note_family` does per series, once per family of the endpoint.
-            let endpoint_families = self.families.entry(url.to_string()).or_default();
-            let families = Arc::make_mut(endpoint_families);
+            families.clear();
             let mut last_family = None;
             for s in group.iter().filter_map(|i| series.get(*i)) {
                 if last_family == Some(s.family) {
@@ -93,15 +93,17 @@ impl Evidence {
                 ) else {
                     continue;
                 };
-                let info = match families.get_mut(&**key) {
-                    Some(info) => info,
-                    None => families.entry(key.clone()).or_default(),
-                };
-                if info.metric_type.is_none() || info.metric_type == Some(MetricType::Unknown) {
-                    info.metric_type = Some(f.metric_type);
-                }
+                families.push((Arc::clone(key), f.metric_type));
             }
-            share_last(&mut last_families, endpoint_families);
+            let map = match &last_families {
+                Some((made_of, map)) if *made_of == families => Arc::clone(map),
+                _ => {
+                    let map = Arc::new(family_map(&families));
+                    last_families = Some((families.clone(), Arc::clone(&map)));
+                    map
+                }
+            };
+            self.families.insert(url.to_string(), map);
             let mut sets = Vec::new();
             // The latest series in file order with both `min` and `max` (as a full read).
             let mut process_start: Option<(usize, f64, f64)> = None;
@@ -115,18 +117,7 @@ impl Evidence {
                 ) else {
                     continue;
                 };
-                let at = (Arc::as_ptr(&s.labels) as usize).to_le_bytes();
-                let known = shared.get(at.as_slice());
-                let labels = match known.and_then(|&k| interned.get(k as usize)) {
-                    Some(l) => Arc::clone(l),
-                    None => {
-                        let l = self.intern_shared(&s.labels);
-                        let k = u32::try_from(interned.len()).unwrap_or(u32::MAX);
-                        shared.insert(at.to_vec(), k);
-                        interned.push(Arc::clone(&l));
-                        l
-                    }
-                };
+                let labels = shared.get(&s.labels, |l| self.intern_shared(l));
                 // Series of one family and label set come together: most repeats are next
                 // to each other (the set below takes the rest).
                 if !sets.last().is_some_and(|l| Arc::ptr_eq(l, &labels)) {
@@ -165,14 +156,71 @@ impl Evidence {
             if let Some((_, lo, hi)) = process_start {
                 self.process_start_stats.insert(url.to_string(), (lo, hi));
             }
-            let known = self.label_sets.entry(url.to_string()).or_default();
-            Arc::make_mut(known).extend(sets);
-            share_last(&mut last_sets, known);
+            let known = match &last_sets {
+                Some((made_of, known)) if *made_of == sets => Arc::clone(known),
+                _ => {
+                    let known = Arc::new(crate::sort::set_of(sets.iter().cloned()));
+                    last_sets = Some((sets, Arc::clone(&known)));
+                    known
+                }
+            };
+            self.label_sets.insert(url.to_string(), known);
         }
         put_counters(&mut self.series, counters);
         self.gauges.extend_sorted(gauges);
         self.histograms.extend_sorted(histograms);
         self.stats_source = Some("csv");
+    }
+}
+
+/// A family's canonical key and type, as an endpoint's series give them.
+type FamilyType = (Arc<str>, MetricType);
+
+/// An endpoint's families from its series' (canonical key, type) in family order, as
+/// [`Evidence::note_family`] makes them: a key's type is the first one given that is not
+/// `unknown` (or `unknown`).
+fn family_map(families: &[FamilyType]) -> FamilyMap {
+    let mut map = FamilyMap::new();
+    for (key, t) in families {
+        let info = match map.get_mut(&**key) {
+            Some(info) => info,
+            None => map.entry(Arc::clone(key)).or_default(),
+        };
+        if info.metric_type.is_none() || info.metric_type == Some(MetricType::Unknown) {
+            info.metric_type = Some(*t);
+        }
+    }
+    map
+}
+
+/// The interned copy of each reader label set, by the set's address (a reader shares each
+/// set already).
+#[derive(Default)]
+struct SharedSets {
+    /// Address → index in `interned`.
+    at: AddressMap,
+    interned: Vec<Arc<Labels>>,
+}
+
+impl SharedSets {
+    fn get(
+        &mut self,
+        l: &Arc<Labels>,
+        intern: impl FnOnce(&Arc<Labels>) -> Arc<Labels>,
+    ) -> Arc<Labels> {
+        let at = Arc::as_ptr(l) as usize;
+        if let Some(i) = self
+            .at
+            .get(&at)
+            .and_then(|&i| self.interned.get(i as usize))
+        {
+            return Arc::clone(i);
+        }
+        let i = intern(l);
+        let k = u32::try_from(self.interned.len()).unwrap_or(u32::MAX);
+        self.at.insert(at, k);
+        self.interned.push(Arc::clone(&i));
+        i
     }
 }
 
@@ -186,7 +234,9 @@ fn csv_lean(csv: &ServerMetricsExport) -> std::borrow::Cow<'_, CsvLean> {
 }
 
 /// The indices of a CSV's series in the order of their keys (endpoint URL, family spelling,
-/// labels); equal keys stay in file order.
+/// labels); equal keys stay in file order. The series are bucketed by endpoint (a counting
+/// sort: stable), then each endpoint's few series sorted by family and labels, which they
+/// mostly already are (a lean read's series come by family).
 fn csv_key_order(lean: &CsvLean) -> Vec<usize> {
     let mut by_url: Vec<(&str, u32)> = lean
         .endpoint_urls
@@ -195,30 +245,64 @@ fn csv_key_order(lean: &CsvLean) -> Vec<usize> {
         .map(|(u, i)| (u.as_str(), i))
         .collect();
     crate::sort::sort_by(&mut by_url, |a, b| a.cmp(b));
-    let mut rank = vec![0u32; by_url.len()];
+    let mut rank = vec![0usize; by_url.len()];
     for (r, (_, i)) in by_url.iter().enumerate() {
         if let Some(slot) = rank.get_mut(*i as usize) {
-            *slot = u32::try_from(r).unwrap_or(u32::MAX);
+            *slot = r;
         }
     }
-    let rank_of = |s: &CsvSeries| rank.get(s.endpoint as usize).copied().unwrap_or(u32::MAX);
     let series = &lean.series;
-    let mut order: Vec<usize> = (0..series.len()).collect();
-    // Families are sorted by name in the export, so their index orders their spellings.
-    crate::sort::sort_by(&mut order, |a, b| {
+    // Any endpoint index beyond the list sorts last, as one.
+    let rank_of = |s: &CsvSeries| rank.get(s.endpoint as usize).copied().unwrap_or(rank.len());
+    let mut start = vec![0usize; rank.len() + 2];
+    for s in series {
+        if let Some(n) = start.get_mut(rank_of(s) + 1) {
+            *n += 1;
+        }
+    }
+    for r in 1..start.len() {
+        let before = start.get(r - 1).copied().unwrap_or(0);
+        if let Some(n) = start.get_mut(r) {
+            *n += before;
+        }
+    }
+    let mut order = vec![0usize; series.len()];
+    let mut next = start.clone();
+    for (i, s) in series.iter().enumerate() {
+        if let Some(n) = next.get_mut(rank_of(s)) {
+            if let Some(slot) = order.get_mut(*n) {
+                *slot = i;
+            }
+            *n += 1;
+        }
+    }
+    let key_cmp = |a: &usize, b: &usize| {
         let (Some(a), Some(b)) = (series.get(*a), series.get(*b)) else {
             return std::cmp::Ordering::Equal;
         };
-        (rank_of(a), a.family)
-            .cmp(&(rank_of(b), b.family))
-            .then_with(|| {
-                if Arc::ptr_eq(&a.labels, &b.labels) {
-                    std::cmp::Ordering::Equal
-                } else {
-                    a.labels.cmp(&b.labels)
-                }
-            })
-    });
+        // Families are sorted by name in the export, so their index orders their spellings.
+        a.family.cmp(&b.family).then_with(|| {
+            if Arc::ptr_eq(&a.labels, &b.labels) {
+                std::cmp::Ordering::Equal
+            } else {
+                a.labels.cmp(&b.labels)
+            }
+        })
+    };
+    for w in start.windows(2) {
+        let (Some(&lo), Some(&hi)) = (w.first(), w.get(1)) else {
+            continue;
+        };
+        let Some(group) = order.get_mut(lo..hi) else {
+            continue;
+        };
+        let sorted = group
+            .windows(2)
+            .all(|p| key_cmp(&p[0], &p[1]) != std::cmp::Ordering::Greater);
+        if !sorted {
+            crate::sort::sort_by(group, key_cmp);
+        }
+    }
     order
 }
 

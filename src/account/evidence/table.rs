@@ -4,7 +4,11 @@
 //! walk and drop.
 
 use super::SeriesKey;
-use std::collections::BTreeMap;
+use crate::read::names::canonical_family;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// Values by series key: those taken in key order (a CSV export's series) kept sorted in a
@@ -16,6 +20,41 @@ pub struct SeriesMap<V> {
     sorted: Vec<(SeriesKey, V)>,
     /// Keys not in `sorted`, until `settle`.
     pending: BTreeMap<SeriesKey, V>,
+    /// The last endpoint run [`SeriesMap::of_endpoint`] found (see [`LastRun`]).
+    last: LastRun,
+    /// Each key spelling's canonical family, by the spelling's address (keys share their
+    /// spellings): stages ask which family a key is of for every key they scan, and making
+    /// the name each time was an allocation per key. The spelling itself is kept too, so
+    /// its address is never reused for another.
+    canonical: Spellings,
+}
+
+/// Spellings by address, each with its canonical family (see [`SeriesMap::canonical`]).
+#[derive(Debug, Clone, Default)]
+struct Spellings {
+    /// Address → index in `list`.
+    at: AddressMap,
+    /// (spelling, its canonical family).
+    list: Vec<(Arc<str>, Arc<str>)>,
+}
+
+impl Spellings {
+    fn add(&mut self, spelling: &Arc<str>) {
+        let at = Arc::as_ptr(spelling) as *const u8 as usize;
+        if self.at.contains_key(&at) {
+            return;
+        }
+        let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+        let c: Arc<str> = Arc::from(canonical_family(spelling));
+        self.list.push((Arc::clone(spelling), c));
+        self.at.insert(at, i);
+    }
+
+    fn get(&self, spelling: &Arc<str>) -> Option<&str> {
+        let at = Arc::as_ptr(spelling) as *const u8 as usize;
+        let &i = self.at.get(&at)?;
+        self.list.get(i as usize).map(|(_, c)| &**c)
+    }
 }
 
 impl<V> Default for SeriesMap<V> {
@@ -23,6 +62,36 @@ impl<V> Default for SeriesMap<V> {
         SeriesMap {
             sorted: Vec::new(),
             pending: BTreeMap::new(),
+            last: LastRun::default(),
+            canonical: Spellings::default(),
+        }
+    }
+}
+
+/// Where the last endpoint run found starts and how long it is, packed in one word (so that
+/// threads sharing the map never read half of a write). Stages ask about endpoints in order,
+/// each several times: the same run, or the one right after it, is tried (two key
+/// comparisons each) before a binary search (about 20 on a many-series CSV). A hint is only
+/// a guess: it is used when the keys around it prove it right.
+#[derive(Debug, Default)]
+struct LastRun(AtomicU64);
+
+impl Clone for LastRun {
+    fn clone(&self) -> Self {
+        LastRun(AtomicU64::new(self.0.load(Relaxed)))
+    }
+}
+
+impl LastRun {
+    fn get(&self) -> (usize, usize) {
+        let v = self.0.load(Relaxed);
+        ((v >> 32) as usize, (v & 0xffff_ffff) as usize)
+    }
+
+    fn set(&self, start: usize, len: usize) {
+        if let (Ok(start), Ok(len)) = (u32::try_from(start), u32::try_from(len)) {
+            self.0
+                .store((u64::from(start) << 32) | u64::from(len), Relaxed);
         }
     }
 }
@@ -86,6 +155,26 @@ impl<V> SeriesMap<V> {
         });
         items.shrink_to_fit();
         self.sorted = items;
+        self.index_spellings();
+    }
+
+    /// Add the spellings of the sorted keys to [`SeriesMap::canonical`].
+    fn index_spellings(&mut self) {
+        let mut last: Option<&Arc<str>> = None;
+        for (k, _) in &self.sorted {
+            if !last.is_some_and(|l| Arc::ptr_eq(l, &k.spelling)) {
+                self.canonical.add(&k.spelling);
+                last = Some(&k.spelling);
+            }
+        }
+    }
+
+    /// The canonical family of a key's spelling (see [`canonical_family`]).
+    pub fn canonical<'a>(&'a self, spelling: &Arc<str>) -> Cow<'a, str> {
+        match self.canonical.get(spelling) {
+            Some(c) => Cow::Borrowed(c),
+            None => Cow::Owned(canonical_family(spelling)),
+        }
     }
 
     /// Merge the pending keys into the sorted vector (one pass; no key is in both).
@@ -96,6 +185,7 @@ impl<V> SeriesMap<V> {
         let pending = std::mem::take(&mut self.pending);
         if self.sorted.is_empty() {
             self.sorted = pending.into_iter().collect();
+            self.index_spellings();
             return;
         }
         let old = std::mem::take(&mut self.sorted);
@@ -113,26 +203,17 @@ impl<V> SeriesMap<V> {
             out.extend(next);
         }
         self.sorted = out;
+        self.index_spellings();
     }
 
     /// The entries of one endpoint, in key order (after [`SeriesMap::settle`]).
     pub fn of_endpoint(&self, endpoint: &str) -> &[(SeriesKey, V)] {
         debug_assert!(self.pending.is_empty());
-        let start = self
-            .sorted
-            .partition_point(|(k, _)| &*k.endpoint_url < endpoint);
-        let rest = self.sorted.get(start..).unwrap_or_default();
-        // An endpoint has few series, all with one shared URL: a scan is cheaper than a
-        // second search, and its equal pointers end most comparisons at once.
-        let Some((first, _)) = rest.first().filter(|(k, _)| &*k.endpoint_url == endpoint) else {
-            return &[];
-        };
-        let url = &first.endpoint_url;
-        let len = rest
-            .iter()
-            .take_while(|(k, _)| Arc::ptr_eq(&k.endpoint_url, url) || *k.endpoint_url == *endpoint)
-            .count();
-        rest.get(..len).unwrap_or_default()
+        let url = |i: usize| self.sorted.get(i).map(|(k, _)| &*k.endpoint_url);
+        match endpoint_run(self.sorted.len(), &url, &self.last, endpoint) {
+            Some((start, len)) => self.sorted.get(start..start + len).unwrap_or_default(),
+            None => &[],
+        }
     }
 
     /// Every entry in key order (after [`SeriesMap::settle`]).
@@ -156,5 +237,110 @@ impl<V> SeriesMap<V> {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Where `endpoint`'s entries start and how many there are, in a table of `len` keys sorted
+/// by endpoint whose `i`-th endpoint is `url(i)` (not generic over the values: one copy in the
+/// .wasm). The last run found, or the one right after it, is tried first (see [`LastRun`]);
+/// else a binary search.
+fn endpoint_run<'a>(
+    len: usize,
+    url: &dyn Fn(usize) -> Option<&'a str>,
+    last: &LastRun,
+    endpoint: &str,
+) -> Option<(usize, usize)> {
+    // `endpoint`'s entries are one contiguous run: it starts at `i` when the key before is
+    // another endpoint's.
+    let starts_at =
+        |i: usize| url(i) == Some(endpoint) && i.checked_sub(1).and_then(url) != Some(endpoint);
+    let (hint, hint_len) = last.get();
+    let start = match [hint, hint + hint_len].into_iter().find(|&i| starts_at(i)) {
+        Some(i) => i,
+        None => {
+            // The first key not below `endpoint`.
+            let (mut lo, mut hi) = (0, len);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if url(mid).is_some_and(|u| u < endpoint) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            if url(lo) != Some(endpoint) {
+                return None;
+            }
+            lo
+        }
+    };
+    let n = (start..len)
+        .take_while(|&i| url(i) == Some(endpoint))
+        .count();
+    last.set(start, n);
+    Some((start, n))
+}
+
+/// A map keyed by address (see [`AddressHasher`]).
+pub(super) type AddressMap = HashMap<usize, u32, BuildHasherDefault<AddressHasher>>;
+
+/// A hasher for addresses (distinct, aligned): one multiply. The keys it hashes are not chosen
+/// by the input, so there is no flooding to defend against.
+#[derive(Default)]
+pub(super) struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(32);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(endpoint: &str, spelling: &str) -> SeriesKey {
+        SeriesKey {
+            endpoint_url: Arc::from(endpoint),
+            spelling: Arc::from(spelling),
+            labels: Arc::default(),
+        }
+    }
+
+    #[test]
+    fn an_endpoints_entries_whatever_was_asked_before() {
+        let urls = ["a", "a:1", "a:10", "b", "c"];
+        let mut items = Vec::new();
+        for (n, u) in urls.iter().enumerate() {
+            for s in 0..=n {
+                items.push((key(u, &s.to_string()), n));
+            }
+        }
+        let mut map = SeriesMap::default();
+        map.extend_sorted(items);
+        let asked = [
+            "a", "a", "a:1", "a:10", "b", "c", "c", "b", "a:1", "x", "a:10", "", "a",
+        ];
+        for u in asked {
+            let got: Vec<&str> = map
+                .of_endpoint(u)
+                .iter()
+                .map(|(k, _)| &*k.endpoint_url)
+                .collect();
+            let n = urls.iter().position(|x| *x == u).map_or(0, |n| n + 1);
+            assert_eq!(got, vec![u; n], "{u}");
+        }
     }
 }
