@@ -10,6 +10,7 @@ pub mod error;
 pub mod fields;
 pub mod inspect;
 pub mod json_path;
+pub mod json_value;
 pub mod model;
 pub mod options;
 pub mod pricing;

@@ -39,6 +39,7 @@
 //! entry's role). Env refusals name the variable in the message.
 
 use crate::error::{ErrorCode, Position, ReadError};
+use crate::json_value::{Json, JsonVisitor};
 use crate::model::{LaunchFacts, Role};
 use crate::read::locate::{display_path, locate, Seg};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -297,13 +298,13 @@ impl<'de> Visitor<'de> for LaunchValueVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LaunchValue, A::Error> {
         let mut out = Vec::new();
-        while let Some(entry) = map.next_entry::<String, Value>()? {
-            out.push(entry);
+        while let Some((k, v)) = map.next_entry::<String, Json>()? {
+            out.push((k, v.0));
         }
         Ok(LaunchValue::Entries(out))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<LaunchValue, A::Error> {
-        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(LaunchValue::Plain)
+        JsonVisitor.visit_seq(seq).map(LaunchValue::Plain)
     }
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<LaunchValue, E> {
         Ok(LaunchValue::Plain(Value::Bool(v)))
