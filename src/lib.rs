@@ -17,6 +17,7 @@ pub mod pricing;
 pub mod read;
 pub mod schema;
 pub mod sort;
+pub mod strmap;
 pub mod synth;
 pub mod utc;
 pub mod validate;
