@@ -180,7 +180,9 @@ mod tests {
         let expected: std::collections::BTreeMap<String, Value> =
             serde_json::from_str(r#"{"b": 1, "a": {"c": 2}, "b": 3}"#).unwrap();
         assert_eq!(m.0, expected);
-        let e = serde_json::from_str::<JsonMap>("[1]").err().map(|e| e.to_string());
+        let e = serde_json::from_str::<JsonMap>("[1]")
+            .err()
+            .map(|e| e.to_string());
         let expected = serde_json::from_str::<std::collections::BTreeMap<String, Value>>("[1]")
             .err()
             .map(|e| e.to_string());

@@ -42,6 +42,7 @@ use crate::error::{ErrorCode, Position, ReadError};
 use crate::json_value::{Json, JsonVisitor};
 use crate::model::{LaunchFacts, Role};
 use crate::read::locate::{display_path, locate, Seg};
+use crate::strmap::StrMap;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -596,7 +597,7 @@ impl<'a> Builder<'a> {
 
     fn finish(self) -> Result<LaunchFacts, ReadError> {
         let f = &self.facts;
-        let mut assigned: BTreeMap<&str, (Role, &Origin)> = BTreeMap::new();
+        let mut assigned: StrMap<(Role, &Origin)> = StrMap::new();
         let lists = [
             (&f.prefill_endpoints, Role::Prefill),
             (&f.decode_endpoints, Role::Decode),
@@ -612,7 +613,7 @@ impl<'a> Builder<'a> {
                 let Some((_, origin)) = origins.iter().find(|(e, _)| e == ep) else {
                     continue;
                 };
-                if let Some((_, other)) = assigned.insert(ep.as_str(), (role, origin)) {
+                if let Some((_, other)) = assigned.get(ep) {
                     return Err(self.bad(
                         origin,
                         format!(
@@ -621,6 +622,7 @@ impl<'a> Builder<'a> {
                         ),
                     ));
                 }
+                assigned.insert(ep, (role, origin));
             }
         }
         for (ep, role) in &f.endpoint_roles {
