@@ -93,6 +93,10 @@ mod tests {
             assert_eq!(*e as usize, i);
         }
         assert!(ENGINES.windows(2).all(|w| w[0] < w[1]));
+        // Counter sums are indexed the same way (`account::output`).
+        for (i, c) in crate::engines::Counter::ALL.iter().enumerate() {
+            assert_eq!(*c as usize, i);
+        }
     }
 
     #[test]
