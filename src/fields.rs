@@ -127,13 +127,13 @@ impl<'de> Visitor<'de> for Key {
 
 /// `Deserialize` and [`Fields`] for a struct whose members are named as its fields:
 /// `fields!(Type, [expecting: "text",] deny_unknown: bool, empty: expr, required: [names],
-/// [field, ...])`.
+/// [field, ...])`; `field as Type` reads the member as `Type` and converts it (`Into`).
 #[macro_export]
 macro_rules! fields {
     ($ty:ident, deny_unknown: $($rest:tt)*) => {
         $crate::fields!($ty, expecting: "", deny_unknown: $($rest)*);
     };
-    ($ty:ident, expecting: $expecting:literal, deny_unknown: $deny:expr, empty: $empty:expr, required: [$($req:ident),*], [$($f:ident),* $(,)?]) => {
+    ($ty:ident, expecting: $expecting:literal, deny_unknown: $deny:expr, empty: $empty:expr, required: [$($req:ident),*], [$($f:ident $(as $via:ty)?),* $(,)?]) => {
         impl<'de> serde::Deserialize<'de> for $ty {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 $crate::fields::deserialize::<Self, D>(d)
@@ -159,7 +159,7 @@ macro_rules! fields {
                 let mut k = 0usize;
                 $(
                     if i == k {
-                        self.$f = map.next_value()?;
+                        $crate::fields_member!(self.$f, map $(, $via)?);
                         return Ok(());
                     }
                     k += 1;
@@ -168,5 +168,17 @@ macro_rules! fields {
                 Ok(())
             }
         }
+    };
+}
+
+/// One member's read in [`fields!`]: as the field's own type, or as `$via` converted.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! fields_member {
+    ($slot:expr, $map:ident) => {
+        $slot = $map.next_value()?
+    };
+    ($slot:expr, $map:ident, $via:ty) => {
+        $slot = ::core::convert::Into::into($map.next_value::<$via>()?)
     };
 }

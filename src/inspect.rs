@@ -9,6 +9,7 @@ use crate::model::{
 use crate::read::names::{canonical_family, engine_prefix};
 use crate::read::run::IgnoredFile;
 use crate::read::{ArtifactKind, Run};
+use crate::strmap::StrMap;
 use crate::wire::EpochNs;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -354,21 +355,21 @@ fn max_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 }
 
 fn add_family(
-    endpoints: &mut BTreeMap<String, EndpointAcc>,
-    families: &mut BTreeMap<String, FamilyAcc>,
+    endpoints: &mut StrMap<EndpointAcc>,
+    families: &mut StrMap<FamilyAcc>,
     family: &Family,
     source: &'static str,
     warmup: bool,
 ) {
     let key = canonical_family(&family.name);
-    let fam = families.entry(key).or_default();
+    let fam = families.get_or_default(&key);
     fam.spellings.insert(family.name.clone());
     fam.metric_type = Some(family.metric_type);
     fam.in_warmup |= warmup;
     add(&mut fam.series, family.series.len());
     for s in &family.series {
         fam.endpoints.insert(s.endpoint_url.clone());
-        let ep = endpoints.entry(s.endpoint_url.clone()).or_default();
+        let ep = endpoints.get_or_default(&s.endpoint_url);
         ep.families.insert(canonical_family(&family.name));
         if let Some(e) = engine_prefix(&family.name) {
             ep.engines.insert(e);
@@ -464,8 +465,8 @@ fn launch_info(launch: &LaunchFacts, seen: &BTreeSet<String>) -> LaunchInfo {
 
 /// Summarise a run. Deterministic: every list is sorted, independent of input order.
 pub fn inspect_run(run: &Run) -> RunInspection {
-    let mut endpoints: BTreeMap<String, EndpointAcc> = BTreeMap::new();
-    let mut families: BTreeMap<String, FamilyAcc> = BTreeMap::new();
+    let mut endpoints: StrMap<EndpointAcc> = StrMap::new();
+    let mut families: StrMap<FamilyAcc> = StrMap::new();
     let mut server_metrics = Vec::new();
     let mut notes = Vec::new();
     let mut evidence = Evidence::default();
@@ -493,7 +494,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
             }
         }
         for (url, info) in &export.summary.endpoint_info {
-            let ep = endpoints.entry(url.clone()).or_default();
+            let ep = endpoints.get_or_default(url);
             ep.first_fetch_ns = min_opt(ep.first_fetch_ns, info.first_fetch_ns);
             ep.last_fetch_ns = max_opt(ep.last_fetch_ns, info.last_fetch_ns);
             ep.sources.insert(source);
@@ -547,7 +548,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
         } else {
             "prometheus_text"
         };
-        let ep = endpoints.entry(scrape.endpoint_url.clone()).or_default();
+        let ep = endpoints.get_or_default(&scrape.endpoint_url);
         ep.sources.insert(source);
         ep.scrapes = ep.scrapes.saturating_add(1);
         ep.first_scrape_ns = min_opt(ep.first_scrape_ns, scrape.timestamp_ns);
@@ -562,7 +563,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
             if let Some(e) = engine_prefix(fam.name) {
                 ep.engines.insert(e);
             }
-            let acc = families.entry(key).or_default();
+            let acc = families.get_or_default(&key);
             acc.spellings.insert(fam.name.to_string());
             if acc.metric_type.is_none() {
                 acc.metric_type = fam.metric_type;
@@ -579,12 +580,12 @@ pub fn inspect_run(run: &Run) -> RunInspection {
     }
     // Series counts per endpoint from scrapes: the label sets of the latest scrape of each
     // endpoint (every scrape repeats them).
-    let mut latest: BTreeMap<&str, &crate::model::Scrape> = BTreeMap::new();
+    let mut latest: StrMap<&crate::model::Scrape> = StrMap::new();
     for s in &run.scrapes {
         latest.insert(&s.endpoint_url, s);
     }
-    for (url, s) in latest {
-        let Some(ep) = endpoints.get_mut(url) else {
+    for (url, s) in latest.into_pairs() {
+        let Some(ep) = endpoints.get_mut(&url) else {
             continue;
         };
         if ep.sources.contains("json") || ep.sources.contains("csv") {
@@ -692,7 +693,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
     if endpoints.is_empty() {
         notes.push("no server metrics in the inputs".to_string());
     }
-    for (key, fam) in &families {
+    for (key, fam) in families.iter() {
         if fam.spellings.len() > 1 {
             let names: Vec<&str> = fam.spellings.iter().map(String::as_str).collect();
             notes.push(format!(
@@ -720,7 +721,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
         benchmark_ids: run.benchmark_ids.clone(),
         server_metrics,
         endpoints: endpoints
-            .into_iter()
+            .into_pairs()
             .map(|(url, e)| EndpointInspection {
                 host_port: host_port(&url),
                 path_role: role_from_path(&url),
@@ -741,7 +742,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
             })
             .collect(),
         families: families
-            .into_iter()
+            .into_pairs()
             .map(|(key, f)| FamilyInspection {
                 name: f
                     .spellings

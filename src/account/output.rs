@@ -10,6 +10,7 @@ use super::roles::{is_priced_role, role_name, Deployment, RoleSource};
 use super::verdict::{CpuComponent, Reason, Status};
 use crate::engines::{Counter, Engine};
 use crate::model::Role;
+use crate::strmap::StrMap;
 use crate::wire::EpochNs;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -404,7 +405,8 @@ pub fn endpoint_sources(
     counted: &Counted,
     missing: &[(String, Role)],
 ) -> (Vec<Source>, BTreeMap<String, Counters>) {
-    let mut by_role: BTreeMap<String, BTreeMap<Counter, Interval>> = BTreeMap::new();
+    // Per role, each counter's sum (indexed by `Counter as usize`, as `Counter::ALL`).
+    let mut by_role: StrMap<[Option<Interval>; Counter::ALL.len()]> = StrMap::new();
     let mut sources = Vec::new();
     for (url, d) in &dep.decisions {
         let e = counted.per_endpoint.get(url);
@@ -414,9 +416,9 @@ pub fn endpoint_sources(
         for (c, (iv, m)) in e.iter().flat_map(|e| &e.counters) {
             counters.set(*c, Bounds::from(*iv));
             methods.insert(c.as_str().to_string(), *m);
-            let slot = by_role.entry(role.to_string()).or_default();
-            let sum = slot.get(c).map_or(*iv, |a| a.plus(*iv));
-            slot.insert(*c, sum);
+            let slot =
+                &mut by_role.get_or_insert_with(role, || [None; Counter::ALL.len()])[*c as usize];
+            *slot = Some(slot.map_or(*iv, |a| a.plus(*iv)));
         }
         let overall = e.and_then(|e| {
             let f = e.counters.get(&Counter::Prompt)?.0;
@@ -439,15 +441,17 @@ pub fn endpoint_sources(
     }
     for (_, role) in missing {
         if let Some(slot) = by_role.get_mut(role_name(*role)) {
-            for iv in slot.values_mut() {
+            for iv in slot.iter_mut().flatten() {
                 *iv = iv.plus(Interval::unbounded(0.0));
             }
         }
     }
-    let counters = crate::sort::map_of(by_role.into_iter().map(|(role, m)| {
+    let counters = crate::sort::map_of(by_role.into_pairs().map(|(role, m)| {
         let mut cs = Counters::default();
-        for (c, iv) in m {
-            cs.set(c, Bounds::from(iv));
+        for (c, iv) in Counter::ALL.into_iter().zip(m) {
+            if let Some(iv) = iv {
+                cs.set(c, Bounds::from(iv));
+            }
         }
         (role, cs)
     }));

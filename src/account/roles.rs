@@ -9,6 +9,7 @@ use super::verdict::{Reason, ReasonCode};
 use crate::engines::Engine;
 use crate::inspect::{host_port, role_from_path};
 use crate::model::{Labels, LaunchFacts, Role};
+use crate::strmap::StrMap;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -79,14 +80,14 @@ fn role_from_labels(labels: &Labels, disaggregated_run: bool) -> Option<Role> {
 
 /// The launch facts' roles by `host:port`, built once (a lookup per endpoint instead of a
 /// scan of every launch list).
-fn launch_roles(launch: &LaunchFacts) -> BTreeMap<&str, BTreeSet<Role>> {
-    let mut roles: BTreeMap<&str, BTreeSet<Role>> = BTreeMap::new();
+fn launch_roles(launch: &LaunchFacts) -> StrMap<RoleSet> {
+    let mut roles: StrMap<RoleSet> = StrMap::new();
     let listed = (launch.prefill_endpoints.iter().map(|e| (e, Role::Prefill)))
         .chain(launch.decode_endpoints.iter().map(|e| (e, Role::Decode)))
         .chain(launch.agg_endpoints.iter().map(|e| (e, Role::Unified)))
         .chain(launch.endpoint_roles.iter().map(|(e, r)| (e, *r)));
     for (hp, role) in listed {
-        roles.entry(hp.as_str()).or_default().insert(role);
+        roles.get_or_default(hp).insert(role);
     }
     roles
 }
@@ -129,7 +130,7 @@ pub fn assign(
 /// What deciding one endpoint's role needs to know about the run.
 struct RunFacts<'a> {
     launch: Option<&'a LaunchFacts>,
-    launch_roles: BTreeMap<&'a str, BTreeSet<Role>>,
+    launch_roles: StrMap<RoleSet>,
     launch_lists_roles: bool,
     engine_endpoints: usize,
     disaggregated_run: bool,
@@ -146,17 +147,19 @@ fn decide(
     let (launch, launch_lists_roles, engine_endpoints) =
         (run.launch, run.launch_lists_roles, run.engine_endpoints);
     let hp = host_port(url);
-    let from_launch: Vec<Role> = run
+    let from_launch = run
         .launch_roles
         .get(hp.as_str())
-        .map(|r| r.iter().copied().collect())
+        .copied()
         .unwrap_or_default();
-    let mut labelled: BTreeSet<Role> = crate::sort::set_of(
-        facts
-            .label_sets
-            .iter()
-            .filter_map(|l| role_from_labels(l, run.disaggregated_run)),
-    );
+    let mut labelled = RoleSet::default();
+    for role in facts
+        .label_sets
+        .iter()
+        .filter_map(|l| role_from_labels(l, run.disaggregated_run))
+    {
+        labelled.insert(role);
+    }
     if let Some(r) = role_from_path(url) {
         labelled.insert(r);
     }
@@ -178,11 +181,11 @@ fn decide(
             role: None,
             source: RoleSource::Unresolved,
         }
-    } else if let Some(r) = from_launch.first() {
+    } else if let Some(r) = &from_launch.first() {
         // A frontend (or an excluded endpoint) may re-export its workers' series with their
         // role labels: the launch facts decide.
         let relabels = matches!(r, Role::Frontend | Role::Excluded);
-        if !relabels && labelled.iter().any(|l| l != r && *l != Role::Frontend) {
+        if !relabels && labelled.iter().any(|l| l != *r && l != Role::Frontend) {
             reasons.push(
                 Reason::new(
                     ReasonCode::RoleConflict,
@@ -206,7 +209,7 @@ fn decide(
         }
     } else if labelled.len() == 1 {
         RoleDecision {
-            role: labelled.first().copied(),
+            role: labelled.first(),
             source: RoleSource::Labels,
         }
     } else if labelled.len() > 1 {
@@ -268,12 +271,45 @@ pub fn role_name(r: Role) -> &'static str {
     }
 }
 
-fn names(roles: &BTreeSet<Role>) -> String {
-    roles
-        .iter()
-        .map(|r| role_name(*r))
-        .collect::<Vec<_>>()
-        .join(", ")
+fn names(roles: &RoleSet) -> String {
+    roles.iter().map(role_name).collect::<Vec<_>>().join(", ")
+}
+
+/// A set of roles, in `Role`'s order: one bit per role (no `BTreeSet` code for a type of
+/// five values in the `.wasm`, issue 11).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct RoleSet(u8);
+
+impl RoleSet {
+    const ALL: [Role; 5] = [
+        Role::Prefill,
+        Role::Decode,
+        Role::Unified,
+        Role::Frontend,
+        Role::Excluded,
+    ];
+
+    fn insert(&mut self, r: Role) {
+        self.0 |= 1 << (r as u8);
+    }
+
+    fn clear(&mut self) {
+        self.0 = 0;
+    }
+
+    fn len(&self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    fn iter(&self) -> impl Iterator<Item = Role> + '_ {
+        Self::ALL
+            .into_iter()
+            .filter(|r| self.0 & (1 << (*r as u8)) != 0)
+    }
+
+    fn first(&self) -> Option<Role> {
+        self.iter().next()
+    }
 }
 
 /// Prefill and unified endpoints are priced; decode re-counts prompts it never served.
@@ -496,5 +532,27 @@ mod tests {
         assert_eq!(r["http://h:1/prefill/metrics"].role, Some(Role::Prefill));
         assert_eq!(r["http://h:2/metrics"].role, Some(Role::Frontend));
         assert!(reasons.is_empty());
+    }
+
+    #[test]
+    fn role_sets_hold_roles_in_their_order() {
+        for (i, r) in RoleSet::ALL.iter().enumerate() {
+            assert_eq!(*r as usize, i);
+        }
+        assert!(RoleSet::ALL.windows(2).all(|w| w[0] < w[1]));
+        let mut set = RoleSet::default();
+        for r in [
+            Role::Frontend,
+            Role::Prefill,
+            Role::Frontend,
+            Role::Excluded,
+        ] {
+            set.insert(r);
+        }
+        assert_eq!(set.len(), 3);
+        assert_eq!(set.first(), Some(Role::Prefill));
+        assert_eq!(names(&set), "prefill, frontend, excluded");
+        set.clear();
+        assert_eq!((set.len(), set.first()), (0, None));
     }
 }

@@ -88,13 +88,15 @@ pub fn kv_cache(
     decisions: &BTreeMap<String, RoleDecision>,
 ) -> KvCache {
     let mut endpoints = Vec::new();
-    let mut pools: BTreeMap<Role, Option<f64>> = BTreeMap::new();
+    // Per role (indexed by `Role as usize`): `None` when no endpoint has the role, else the
+    // summed capacity (`None` inside when some capacity is unknown).
+    let mut pools: [Option<Option<f64>>; 5] = [None; 5];
     for (url, e) in engines {
         let role = decisions.get(url).and_then(|d| d.role);
         let cap = diagnostics::capacity(ev, url, *e);
         let (avg, max) = diagnostics::usage(ev, url, *e);
         if let Some(r) = role {
-            let slot = pools.entry(r).or_insert(Some(0.0));
+            let slot = pools[r as usize].get_or_insert(Some(0.0));
             *slot = match (*slot, cap) {
                 (Some(a), Some(b)) => Some(a + b),
                 _ => None,
@@ -108,11 +110,11 @@ pub fn kv_cache(
             usage_max: max,
         });
     }
-    let prefill = pools.get(&Role::Prefill).copied().flatten();
-    let decode = pools.get(&Role::Decode).copied().flatten();
-    let unified = pools.get(&Role::Unified).copied().flatten();
+    let prefill = pools[Role::Prefill as usize].flatten();
+    let decode = pools[Role::Decode as usize].flatten();
+    let unified = pools[Role::Unified as usize].flatten();
     KvCache {
-        pool_tokens: if pools.contains_key(&Role::Decode) {
+        pool_tokens: if pools[Role::Decode as usize].is_some() {
             decode
         } else {
             unified

@@ -3,7 +3,6 @@
 
 use crate::read::names::engine_prefix;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
@@ -54,6 +53,9 @@ impl Engine {
     }
 }
 
+/// Every engine, in its order.
+const ENGINES: [Engine; 4] = [Engine::Vllm, Engine::Sglang, Engine::Trtllm, Engine::Atom];
+
 /// The engine of one endpoint: the engine prefix with the most families. Ties are broken by
 /// the framework hint, then by name order, so the answer never depends on input order.
 /// `None` when the endpoint exports no engine family (a frontend, a router, a bare process).
@@ -61,17 +63,18 @@ pub fn detect_engine<'a>(
     family_names: impl IntoIterator<Item = &'a str>,
     framework_hint: Option<&str>,
 ) -> Option<Engine> {
-    let mut counts: BTreeMap<Engine, usize> = BTreeMap::new();
+    // Families per engine, indexed in `Engine`'s order (no map code per key type in the
+    // `.wasm`, issue 11).
+    let mut counts = [0usize; ENGINES.len()];
     for name in family_names {
         if let Some(e) = engine_prefix(name).and_then(Engine::from_prefix) {
-            *counts.entry(e).or_default() += 1;
+            counts[e as usize] += 1;
         }
     }
-    let best = counts.values().copied().max()?;
-    let tied: Vec<Engine> = counts
-        .iter()
-        .filter(|(_, c)| **c == best)
-        .map(|(e, _)| *e)
+    let best = counts.iter().copied().filter(|c| *c > 0).max()?;
+    let tied: Vec<Engine> = ENGINES
+        .into_iter()
+        .filter(|e| counts[*e as usize] == best)
         .collect();
     let hinted = framework_hint.and_then(Engine::from_framework);
     match hinted {
@@ -83,6 +86,18 @@ pub fn detect_engine<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn engines_are_listed_in_their_order() {
+        for (i, e) in ENGINES.iter().enumerate() {
+            assert_eq!(*e as usize, i);
+        }
+        assert!(ENGINES.windows(2).all(|w| w[0] < w[1]));
+        // Counter sums are indexed the same way (`account::output`).
+        for (i, c) in crate::engines::Counter::ALL.iter().enumerate() {
+            assert_eq!(*c as usize, i);
+        }
+    }
 
     #[test]
     fn prefixes_decide() {

@@ -92,7 +92,7 @@ pub struct BenchmarkRow {
     pub metrics: BTreeMap<String, Value>,
 }
 
-crate::fields!(BenchmarkRow, deny_unknown: false, empty: BenchmarkRow::default(), required: [], [id, hardware, framework, model, precision, spec_method, disagg, benchmark_type, isl, osl, conc, offload_mode, date, cache_pricing_eligible, cache_validity_status, metrics]);
+crate::fields!(BenchmarkRow, deny_unknown: false, empty: BenchmarkRow::default(), required: [], [id as crate::json_value::OptionalJson, hardware, framework, model, precision, spec_method, disagg, benchmark_type, isl, osl, conc, offload_mode, date, cache_pricing_eligible as crate::json_value::OptionalJson, cache_validity_status as crate::json_value::OptionalJson, metrics as crate::json_value::JsonMap]);
 
 /// `{value, lo, hi}` as the accounting result reports a rate. Like [`TierRates`] and
 /// [`TokenTotals`] it reads an accounting result's block as it is, so other fields of that block

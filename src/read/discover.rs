@@ -20,6 +20,7 @@
 use super::artifact::{recognise, recognise_name, ArtifactKind, Recognition, UNRECOGNISED};
 use super::run::{read_run, IgnoredFile, InputFile, Run, RunOptions};
 use crate::error::ReadError;
+use crate::strmap::StrMap;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -113,14 +114,15 @@ fn group_paths(paths: &[&str], recognition: &dyn Fn(&str) -> Recognition) -> Dis
         .filter(|r| !roots.iter().any(|o| o != r && within(o, r)))
         .collect();
 
-    let mut groups: BTreeMap<&str, RunGroup> = crate::sort::map_of(leaves.iter().map(|r| {
+    let mut groups: StrMap<RunGroup> = StrMap::new();
+    for r in &leaves {
         let group = RunGroup {
             root: r.to_string(),
             files: Vec::new(),
             ignored: Vec::new(),
         };
-        (*r, group)
-    }));
+        groups.insert(r, group);
+    }
     let mut ignored = Vec::new();
     let ignore = |list: &mut Vec<IgnoredFile>, name: &str, reason: &str| {
         list.push(IgnoredFile {
@@ -183,8 +185,8 @@ fn group_paths(paths: &[&str], recognition: &dyn Fn(&str) -> Recognition) -> Dis
         }
     }
     let runs = groups
-        .into_values()
-        .map(|mut g| {
+        .into_pairs()
+        .map(|(_, mut g)| {
             crate::sort::sort_by(&mut g.files, |a, b| a.cmp(b));
             crate::sort::sort_by(&mut g.ignored, |a, b| a.cmp(b));
             g

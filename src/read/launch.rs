@@ -39,8 +39,10 @@
 //! entry's role). Env refusals name the variable in the message.
 
 use crate::error::{ErrorCode, Position, ReadError};
+use crate::json_value::{Json, JsonVisitor};
 use crate::model::{LaunchFacts, Role};
 use crate::read::locate::{display_path, locate, Seg};
+use crate::strmap::StrMap;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -297,13 +299,13 @@ impl<'de> Visitor<'de> for LaunchValueVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LaunchValue, A::Error> {
         let mut out = Vec::new();
-        while let Some(entry) = map.next_entry::<String, Value>()? {
-            out.push(entry);
+        while let Some((k, v)) = map.next_entry::<String, Json>()? {
+            out.push((k, v.0));
         }
         Ok(LaunchValue::Entries(out))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<LaunchValue, A::Error> {
-        Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(LaunchValue::Plain)
+        JsonVisitor.visit_seq(seq).map(LaunchValue::Plain)
     }
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<LaunchValue, E> {
         Ok(LaunchValue::Plain(Value::Bool(v)))
@@ -595,7 +597,7 @@ impl<'a> Builder<'a> {
 
     fn finish(self) -> Result<LaunchFacts, ReadError> {
         let f = &self.facts;
-        let mut assigned: BTreeMap<&str, (Role, &Origin)> = BTreeMap::new();
+        let mut assigned: StrMap<(Role, &Origin)> = StrMap::new();
         let lists = [
             (&f.prefill_endpoints, Role::Prefill),
             (&f.decode_endpoints, Role::Decode),
@@ -611,7 +613,7 @@ impl<'a> Builder<'a> {
                 let Some((_, origin)) = origins.iter().find(|(e, _)| e == ep) else {
                     continue;
                 };
-                if let Some((_, other)) = assigned.insert(ep.as_str(), (role, origin)) {
+                if let Some((_, other)) = assigned.get(ep) {
                     return Err(self.bad(
                         origin,
                         format!(
@@ -620,6 +622,7 @@ impl<'a> Builder<'a> {
                         ),
                     ));
                 }
+                assigned.insert(ep, (role, origin));
             }
         }
         for (ep, role) in &f.endpoint_roles {

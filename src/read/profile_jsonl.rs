@@ -82,7 +82,7 @@ struct MetricsDe {
 #[derive(Deserialize)]
 #[serde(expecting = "a metric object (`value`, `unit`)")]
 struct MetricDe {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::json_value::optional")]
     value: Option<Value>,
 }
 

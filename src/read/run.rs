@@ -1172,7 +1172,8 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
     let mut folded: Vec<(String, Vec<UntypedLarge>)> = Vec::new();
     let mut files = Vec::with_capacity(done.len());
     let mut ignored = Vec::new();
-    let mut first_of_kind: BTreeMap<ArtifactKind, String> = BTreeMap::new();
+    // The first file of each once-only kind (a handful: a list, not a map of its own).
+    let mut first_of_kind: Vec<(ArtifactKind, String)> = Vec::new();
     let mut benchmark_ids = BTreeMap::new();
     let mut note_id = |name: &str, id: &Option<String>| {
         if let Some(id) = id.as_deref().map(str::trim).filter(|i| !i.is_empty()) {
@@ -1205,7 +1206,7 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
             kind,
         });
         if once_only(kind) {
-            if let Some(first) = first_of_kind.get(&kind) {
+            if let Some((_, first)) = first_of_kind.iter().find(|(k, _)| *k == kind) {
                 return Err(ReadError::whole(
                     ErrorCode::DuplicateInput,
                     &name,
@@ -1213,7 +1214,7 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
                 )
                 .into());
             }
-            first_of_kind.insert(kind, name.clone());
+            first_of_kind.push((kind, name.clone()));
         }
         match output {
             Some(Output::ServerJson(export)) => {

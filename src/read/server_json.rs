@@ -33,6 +33,7 @@ use crate::read::json_stream::{at, refused_number_position};
 use crate::read::locate::{serde_error_position, serde_offset, LineCol, OwnedPath};
 use crate::read::push::{self, PushReader};
 use crate::read::FamilyFilter;
+use crate::strmap::StrMap;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
@@ -752,7 +753,7 @@ struct SectionAcc {
     name: &'static str,
     families: Vec<Family>,
     /// Name → (index of the first occurrence in `families`, occurrences so far).
-    by_name: BTreeMap<String, (usize, usize)>,
+    by_name: StrMap<(usize, usize)>,
     skipped: u32,
 }
 
@@ -1296,13 +1297,13 @@ impl ExportState {
                         ),
                     ));
                 }
-                section.by_name.insert(family.name, (i, n + 1));
+                section.by_name.insert(&family.name, (i, n + 1));
                 self.merged.push(path);
             }
             None => {
                 section
                     .by_name
-                    .insert(family.name.clone(), (section.families.len(), 1));
+                    .insert(&family.name, (section.families.len(), 1));
                 section.families.push(family);
             }
         }

@@ -12,6 +12,7 @@
 
 use super::codes::{ClaimStatus, Issue, UploadCode};
 use crate::account::Status;
+use crate::json_value::Json;
 use crate::read::locate::{locate, Seg};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -246,20 +247,23 @@ pub fn check(bytes: &[u8], file: Option<&str>) -> Result<Checked, Issue> {
             .at_byte(e.valid_up_to() as u64),
         )
     })?;
-    let root: Value = serde_json::from_slice(text.as_bytes()).map_err(|e| {
-        let mut issue = Issue::new(
-            UploadCode::MalformedJson,
-            format!(
-                "the result JSON cannot be parsed: {}",
-                crate::error::json_message(&e)
-            ),
-        );
-        if let Some(lc) = crate::read::locate::from_serde(text.as_bytes(), e.line(), e.column()) {
-            issue.line = Some(lc.line);
-            issue.column = Some(lc.column);
-        }
-        place(issue)
-    })?;
+    let root: Value = serde_json::from_slice::<Json>(text.as_bytes())
+        .map(|j| j.0)
+        .map_err(|e| {
+            let mut issue = Issue::new(
+                UploadCode::MalformedJson,
+                format!(
+                    "the result JSON cannot be parsed: {}",
+                    crate::error::json_message(&e)
+                ),
+            );
+            if let Some(lc) = crate::read::locate::from_serde(text.as_bytes(), e.line(), e.column())
+            {
+                issue.line = Some(lc.line);
+                issue.column = Some(lc.column);
+            }
+            place(issue)
+        })?;
     if !root.is_object() {
         return Err(place(Issue::new(
             UploadCode::Schema,
