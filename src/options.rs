@@ -286,6 +286,7 @@ impl InspectOptions {
             captures,
             launch,
             progress: None,
+            memory_budget: None,
         })
     }
 }

@@ -135,7 +135,7 @@ fn sourced(contents: &[(String, Vec<u8>)]) -> [Result<String, ReadError>; 2] {
             data: InputData::Source(s),
         })
         .collect();
-    let folded = read_run_folded(RunReader::new(&options()), &inputs).map(|(run, fold)| {
+    let folded = read_run_folded(&inputs, &options()).map(|(run, fold)| {
         serde_json::to_string(&account_run_folded(&run, fold, &Policy::default())).expect("json")
     });
     [outcome(read_run(&inputs, &options())), folded]

@@ -28,9 +28,7 @@ pub use artifact::{classify, recognise, recognise_name, ArtifactKind, Recognitio
 pub use discover::{group_runs, group_runs_by, Discovery, RunGroup};
 pub use filter::FamilyFilter;
 pub use names::canonical_family;
-pub use run::{
-    read_run, read_run_folded, read_run_in, CaptureMeta, IgnoredFile, InputFile, Run, RunOptions,
-};
+pub use run::{read_run, read_run_folded, CaptureMeta, IgnoredFile, InputFile, Run, RunOptions};
 
 /// Where a Prometheus text capture was scraped from and when.
 pub use prometheus_text::read_prometheus_text;

@@ -161,6 +161,9 @@ pub struct RunOptions {
     pub captures: BTreeMap<String, CaptureMeta>,
     /// Launch facts given by the caller; override a launch file among the inputs.
     pub launch: Option<LaunchFacts>,
+    /// The heap the read may use (see [`MemoryBudget`]): the WASM build's whole-buffer calls
+    /// set it, so that a file past it is `INPUT_TOO_LARGE` instead of a trap. None by default.
+    pub memory_budget: Option<MemoryBudget>,
 }
 
 /// A file the run was assembled from, with what it was recognised as.
@@ -670,7 +673,7 @@ impl RunReader {
     pub fn new(options: &RunOptions) -> Self {
         RunReader {
             options: options.clone(),
-            budget: None,
+            budget: options.memory_budget,
             fold: None,
             current: None,
             done: Vec::new(),
@@ -1283,24 +1286,20 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
 /// the order the caller lists them in. A file that cannot be opened or read is an `IO` error
 /// at once.
 pub fn read_run(inputs: &[InputFile<'_>], options: &RunOptions) -> Result<Run, ReadError> {
-    read_run_in(RunReader::new(options), inputs)
-}
-
-/// [`read_run`] by a reader the caller set up (a memory budget).
-pub fn read_run_in(mut reader: RunReader, inputs: &[InputFile<'_>]) -> Result<Run, ReadError> {
+    let mut reader = RunReader::new(options);
     let order = feed(&mut reader, inputs)?;
     reader.finish_refusal().map_err(|r| place(&order, r))
 }
 
-/// [`read_run`] by a reader the caller set up (a memory budget), folding scrape JSONL and
-/// per-request records as they are read ([`RunReader::with_fold`]): the run and the fold,
-/// for `crate::account::account_run_folded`. The same accounting as [`read_run`]'s run, in a
-/// few bytes per sample instead of the samples.
+/// [`read_run`], folding scrape JSONL and per-request records as they are read
+/// ([`RunReader::with_fold`]): the run and the fold, for
+/// `crate::account::account_run_folded`. The same accounting as [`read_run`]'s run, in a few
+/// bytes per sample instead of the samples.
 pub fn read_run_folded(
-    reader: RunReader,
     inputs: &[InputFile<'_>],
+    options: &RunOptions,
 ) -> Result<(Run, Folded), ReadError> {
-    let mut reader = reader.with_fold();
+    let mut reader = RunReader::new(options).with_fold();
     let order = feed(&mut reader, inputs)?;
     reader.finish_folded_refusal().map_err(|r| place(&order, r))
 }

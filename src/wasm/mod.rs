@@ -22,8 +22,7 @@ use crate::error::{ErrorCode, Position, ReadError, RunOutcome};
 use crate::inspect::{inspect_run, CONTRACT_VERSION};
 use crate::options::{from_json, AccountOptions, CallError, InspectOptions, OptionsError};
 use crate::read::discover::read_runs;
-use crate::read::run::RunReader;
-use crate::read::{read_run_folded, read_run_in, FamilyFilter, Run, RunOptions};
+use crate::read::{read_run, read_run_folded, FamilyFilter, Run, RunOptions};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -113,9 +112,17 @@ where
     }
 }
 
+/// The read options of a whole-buffer call: the caller's, within the call's memory budget.
+fn whole_call(options: RunOptions) -> RunOptions {
+    RunOptions {
+        memory_budget: Some(files::WHOLE_CALL_BUDGET),
+        ..options
+    }
+}
+
 fn inspect_options(json: Option<String>) -> Result<RunOptions, CallError> {
     let opts: InspectOptions = options_arg("options", json)?;
-    opts.into_run_options(FamilyFilter::all())
+    Ok(whole_call(opts.into_run_options(FamilyFilter::all())?))
 }
 
 fn account_options(
@@ -123,7 +130,7 @@ fn account_options(
 ) -> Result<(RunOptions, crate::account::Policy), CallError> {
     let opts: AccountOptions = options_arg("options", json)?;
     let (run, policy) = opts.split()?;
-    Ok((run.into_run_options(families_read())?, policy))
+    Ok((whole_call(run.into_run_options(families_read())?), policy))
 }
 
 /// One run: read it and compute `result` of it.
@@ -133,8 +140,7 @@ fn one_run<T>(
     result: impl Fn(&Run) -> T,
 ) -> Result<T, CallError> {
     let held = files::hold(files::files_arg(files)?)?;
-    let reader = RunReader::new(options).with_memory_budget(files::WHOLE_CALL_BUDGET);
-    let run = read_run_in(reader, &files::inputs_of(&held))?;
+    let run = read_run(&files::inputs_of(&held), options)?;
     Ok(result(&run))
 }
 
@@ -147,12 +153,12 @@ fn account_one_run(
     policy: &crate::account::Policy,
 ) -> Result<crate::account::Accounting, CallError> {
     let held = files::hold(files::files_arg(files)?)?;
-    let reader = RunReader::new(options).with_memory_budget(files::WHOLE_CALL_BUDGET);
-    let (run, fold) = read_run_folded(reader, &files::inputs_of(&held))?;
+    let (run, fold) = read_run_folded(&files::inputs_of(&held), options)?;
     Ok(account_run_folded(&run, fold, policy))
 }
 
-/// Every run among `files`, each `{run, result}` or `{run, error}`.
+/// Every run among `files`, each `{run, result}` or `{run, error}`: the runs read one after
+/// the other within the call's one memory budget.
 fn many_runs<T>(
     files: &JsValue,
     options: &RunOptions,

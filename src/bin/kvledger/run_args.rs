@@ -181,6 +181,7 @@ fn options(args: &RunArgs, default_families: FamilyFilter) -> Result<RunOptions,
         captures: args.capture.iter().cloned().collect(),
         launch,
         progress: None,
+        memory_budget: None,
     })
 }
 
