@@ -1,6 +1,6 @@
 // The one ratio table of scripts/bench, from the TSVs its steps wrote into DATA:
 //   node bench/table.mjs [--markdown] DATA
-// native.tsv (benches/formats.rs), python.tsv (bench/producer.py), rss.tsv (/usr/bin/time -v
+// native.tsv (benches/formats.rs; for the CSV also the csv crate's time), python.tsv (bench/producer.py), rss.tsv (/usr/bin/time -v
 // of the CLI), wasm.tsv (bench/wasm.mjs), endpoints.tsv (the endpoint-scaling runs). Rows are
 // joined on (format, byte size): every ratio of a row is over the same bytes.
 import { execFileSync } from "node:child_process";
@@ -95,8 +95,29 @@ function print(head, rows) {
   }
 }
 
+// The CSV's second baseline (benches/formats.rs): the csv crate splitting the same bytes into
+// records and fields, against which a CSV reader is better judged than against a JSON scan.
+const csvRows = native
+  .filter((n) => Number.isFinite(Number(n.csv_crate_s)))
+  .map((n) => {
+    const bytes = Number(n.bytes);
+    const crate = Number(n.csv_crate_s);
+    return [
+      n.format,
+      fmt(bytes / 1e6, 1),
+      fmt(bytes / 1e6 / crate, 1),
+      fmt(crate / Number(n.read_s), 3),
+      fmt(crate / Number(n.account_s), 3),
+    ];
+  });
+const csvHead = ["format", "input MB", "csv crate MB/s", "read ÷ csv crate", "account ÷ csv crate"];
+
 console.log(markdown ? `Machine: ${machine}\n` : `machine: ${machine}\n`);
 print(head, rows);
+if (csvRows.length) {
+  console.log("");
+  print(csvHead, csvRows);
+}
 if (epRows.length) {
   console.log("");
   print(epHead, epRows);

@@ -3,6 +3,8 @@
 //! serde_json validating them into `IgnoredAny` (per line for JSONL, the CSV's bytes as one
 //! JSON string). Criterion times each item; the deliverable is the ratio table printed at the
 //! end (kvledger's throughput ÷ the baseline's), also written as TSV for `scripts/bench`.
+//! The CSV has a second baseline, closer to what it asks of a reader: the `csv` crate (the
+//! field's CSV reader) splitting every record into fields, building nothing.
 //!
 //! Inputs are generated at the start with `kvledger::synth` (deterministic, seed 1), one file
 //! per format and size: the server-metrics JSON export, its CSV twin, the scrape JSONL, and the
@@ -186,6 +188,22 @@ mod native {
         serde_json::to_vec(&text).unwrap_or_default()
     }
 
+    /// The CSV baseline a CSV reader can be held to: every record split into its fields by the
+    /// `csv` crate (quotes, `#` comments, ragged rows as AIPerf's sections have), nothing kept.
+    fn csv_crate_fields(bytes: &[u8]) -> usize {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .comment(Some(b'#'))
+            .from_reader(bytes);
+        let mut record = csv::ByteRecord::new();
+        let mut fields = 0;
+        while reader.read_byte_record(&mut record).unwrap_or(false) {
+            fields += record.len();
+        }
+        fields
+    }
+
     /// kvledger's reader as the `account` command runs it (only the families accounting reads).
     fn read_only(f: Format, bytes: &[u8]) -> Run {
         let opts = RunOptions {
@@ -212,6 +230,8 @@ mod native {
         ignored_any: f64,
         read: f64,
         account: f64,
+        /// The `csv` crate reading every record (CSV only; NaN otherwise).
+        csv_crate: f64,
     }
 
     /// Time `work` as criterion item `item` of the group, keeping every sample's seconds.
@@ -257,6 +277,11 @@ mod native {
         timed(&mut group, samples, key("ignored_any"), || {
             black_box(ignored_any(f, black_box(bytes), &csv_json));
         });
+        if f.name == "csv" {
+            timed(&mut group, samples, key("csv_crate"), || {
+                black_box(csv_crate_fields(black_box(bytes)));
+            });
+        }
         timed(&mut group, samples, key("read"), || {
             black_box(read_only(f, black_box(bytes)));
         });
@@ -271,7 +296,7 @@ mod native {
     fn table(rows: &[Row]) -> (String, String) {
         let mut text = String::new();
         let mut tsv = String::from(
-            "format\tbytes\tignored_any_s\tread_s\taccount_s\tread_vs_ignored_any\taccount_vs_ignored_any\n",
+            "format\tbytes\tignored_any_s\tread_s\taccount_s\tread_vs_ignored_any\taccount_vs_ignored_any\tcsv_crate_s\taccount_vs_csv_crate\n",
         );
         let _ = writeln!(
             text,
@@ -299,14 +324,27 @@ mod native {
             );
             let _ = writeln!(
                 tsv,
-                "{}\t{}\t{:.6}\t{:.6}\t{:.6}\t{:.4}\t{:.4}",
+                "{}\t{}\t{:.6}\t{:.6}\t{:.6}\t{:.4}\t{:.4}\t{:.6}\t{:.4}",
                 r.format,
                 r.bytes,
                 r.ignored_any,
                 r.read,
                 r.account,
                 r.ignored_any / r.read,
-                r.ignored_any / r.account
+                r.ignored_any / r.account,
+                r.csv_crate,
+                r.csv_crate / r.account
+            );
+        }
+        for r in rows.iter().filter(|r| r.csv_crate.is_finite()) {
+            let _ = writeln!(
+                text,
+                "{} {:.1} MB: the csv crate reads every record at {:.1} MB/s; read/csv_crate {:.3}, account/csv_crate {:.3}",
+                r.format,
+                r.bytes as f64 / 1e6,
+                r.bytes as f64 / 1e6 / r.csv_crate,
+                r.csv_crate / r.read,
+                r.csv_crate / r.account
             );
         }
         text.push_str(
@@ -358,6 +396,7 @@ mod native {
                     ignored_any: get("ignored_any"),
                     read: get("read"),
                     account: get("account"),
+                    csv_crate: get("csv_crate"),
                 };
                 if row.account.is_finite() {
                     rows.push(row);
