@@ -561,7 +561,7 @@ fn reader_for(
             untyped_large: Vec::new(),
         }),
         ArtifactKind::ProfileJsonl if fold => {
-            Box::new(FoldingProfile(ProfileJsonlReader::new(&name)))
+            Box::new(FoldingProfile(ProfileJsonlReader::folding(&name)))
         }
         ArtifactKind::ServerMetricsJson if whole_input => {
             Box::new(ExportReader::new(&name, filter).with_whole_series())
