@@ -1,5 +1,7 @@
-//! `cargo bench --bench formats`: the native throughput of kvledger's readers and of the whole
-//! accounting, per input format, beside a baseline run in the same process on the same bytes:
+//! `cargo bench --bench formats`: the native throughput of kvledger's readers (`read`: the run
+//! read whole and kept) and of the whole accounting as the `account` command and the WASM API
+//! run it (`account`: scrape JSONL and per-request records folded as they are read, then
+//! accounted), per input format, beside a baseline run in the same process on the same bytes:
 //! serde_json validating them into `IgnoredAny` (per line for JSONL, the CSV's bytes as one
 //! JSON string). Criterion times each item; the deliverable is the ratio table printed at the
 //! end (kvledger's throughput ÷ the baseline's), also written as TSV for `scripts/bench`.
@@ -19,8 +21,9 @@
 #[cfg(not(target_arch = "wasm32"))]
 mod native {
     use criterion::{Criterion, Throughput};
-    use kvledger::account::{account_run, families_read, Policy};
-    use kvledger::read::{read_run, InputFile, Run, RunOptions};
+    use kvledger::account::fold::Folded;
+    use kvledger::account::{account_run_folded, families_read, Policy};
+    use kvledger::read::{read_run, read_run_folded, InputFile, Run, RunOptions};
     use kvledger::synth::{generate, SynthSpec, Topology};
     use serde::de::IgnoredAny;
     use std::cell::RefCell;
@@ -204,14 +207,30 @@ mod native {
         fields
     }
 
-    /// kvledger's reader as the `account` command runs it (only the families accounting reads).
-    fn read_only(f: Format, bytes: &[u8]) -> Run {
-        let opts = RunOptions {
+    /// The options the `account` command reads with (only the families accounting reads).
+    fn account_options() -> RunOptions {
+        RunOptions {
             families: families_read(),
             ..RunOptions::default()
-        };
-        read_run(&[InputFile::bytes(f.file, bytes)], &opts)
-            .unwrap_or_else(|e| fail(format!("{}: {} {}", f.file, e.code.as_str(), e.message)))
+        }
+    }
+
+    fn failed(f: Format, e: kvledger::ReadError) -> ! {
+        fail(format!("{}: {} {}", f.file, e.code.as_str(), e.message))
+    }
+
+    /// kvledger's reader alone: the whole run read and kept (`read_run`).
+    fn read_only(f: Format, bytes: &[u8]) -> Run {
+        read_run(&[InputFile::bytes(f.file, bytes)], &account_options())
+            .unwrap_or_else(|e| failed(f, e))
+    }
+
+    /// The run read as the `account` command and the WASM API read it: scrape JSONL and
+    /// per-request records folded as they are read (`read_run_folded`; for the JSON and CSV
+    /// exports the same as `read_run`).
+    fn read_folded(f: Format, bytes: &[u8]) -> (Run, Folded) {
+        read_run_folded(&[InputFile::bytes(f.file, bytes)], &account_options())
+            .unwrap_or_else(|e| failed(f, e))
     }
 
     /// Per item: the per-iteration seconds of every criterion sample.
@@ -287,8 +306,8 @@ mod native {
         });
         let policy = Policy::default();
         timed(&mut group, samples, key("account"), || {
-            let run = read_only(f, black_box(bytes));
-            black_box(account_run(&run, &policy));
+            let (run, folded) = read_folded(f, black_box(bytes));
+            black_box(account_run_folded(&run, folded, &policy));
         });
         group.finish();
     }

@@ -11,7 +11,7 @@ mod common;
 use kvledger::account::{account_run, account_run_folded, families_read, Policy};
 use kvledger::read::discover::group_runs;
 use kvledger::read::run::{MemoryBudget, RunReader};
-use kvledger::read::{read_run, InputFile, RunOptions};
+use kvledger::read::{read_run, read_run_folded, InputFile, RunOptions};
 use kvledger::synth::{generate, Engine, Fault, SynthSpec, Topology};
 use std::path::Path;
 
@@ -71,8 +71,28 @@ fn files_under(root: &Path, names: &[String]) -> Files {
         .collect()
 }
 
+/// The same files given whole to `read_run_folded` (one push each: a folding reader is then
+/// fed it in pieces, each folded before the next is read).
+fn whole_folded(files: &Files) -> String {
+    let inputs: Vec<InputFile<'_>> = files
+        .iter()
+        .map(|(n, b)| InputFile::bytes(n.clone(), b))
+        .collect();
+    match read_run_folded(&inputs, &options()) {
+        Ok((run, fold)) => {
+            serde_json::to_string(&account_run_folded(&run, fold, &Policy::default())).unwrap()
+        }
+        Err(e) => format!("error {} {}", e.code.as_str(), e.file),
+    }
+}
+
 fn assert_same(what: &str, files: &Files) {
     let want = whole(files);
+    let got = whole_folded(files);
+    assert!(
+        got == want,
+        "{what}: whole buffers folded differ:\nwhole:  {want}\nfolded: {got}"
+    );
     for (chunk, reversed) in [(1 << 20, false), (4093, true), (65537, false)] {
         let got = folded(files, chunk, reversed, None);
         assert!(
@@ -145,6 +165,32 @@ fn generated_runs_with_every_fault_account_the_same_folded() {
     }
     let _ = std::fs::remove_dir_all(&tmp);
     assert!(n > 50);
+}
+
+/// Files of over 1 MiB: a whole buffer is folded piece by piece (1 MiB), the same result.
+#[test]
+fn a_large_run_given_whole_accounts_the_same_folded() {
+    let dir = std::env::temp_dir().join(format!("kvledger-fold-large-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let spec = SynthSpec {
+        jsonl: true,
+        target_bytes: Some(6_000_000),
+        ..SynthSpec::default()
+    };
+    generate(&spec, &dir).expect("generate");
+    let files = common::run_files(&dir);
+    let sizes: Vec<(&str, usize)> = files.iter().map(|(n, b)| (n.as_str(), b.len())).collect();
+    let big = |suffix: &str| {
+        sizes
+            .iter()
+            .any(|(n, len)| n.ends_with(suffix) && *len > 1 << 20)
+    };
+    assert!(
+        big("server_metrics_export.jsonl") && big("profile_export.jsonl"),
+        "{sizes:?}"
+    );
+    assert_same("6 MB synth run", &files);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A budget always three quarters full: the fold is thinned as far as it goes.

@@ -210,6 +210,40 @@ fn record_errors_with_lines() {
     assert!(e.message.contains("cooldown"));
 }
 
+/// Lines that are not UTF-8 read as they always did: bytes in a string the reader skips are
+/// not looked at, a string it reads must be UTF-8 (an error at that string); escaped and
+/// non-ASCII strings read the same as plain ones.
+#[test]
+fn non_utf8_and_escaped_lines() {
+    let read = |b: &[u8]| read_profile_jsonl("p.jsonl", b);
+    let p =
+        read(b"{\"metadata\":{\"x_request_id\":\"a\xff\",\"benchmark_phase\":\"profiling\"}}\n")
+            .unwrap();
+    assert_eq!(p.records[0].phase, Some(Phase::Profiling));
+    let e =
+        read(b"{\"metadata\":{}}\n{\"metadata\":{\"conversation_id\":\"a\xffb\"}}\n").unwrap_err();
+    assert_eq!(e.code, ErrorCode::ProfileRecord);
+    assert_eq!(e.position.line, Some(2));
+    assert_eq!(
+        e.position.json_path.as_deref(),
+        Some("metadata.conversation_id")
+    );
+    let p = jsonl(concat!(
+        "\u{feff}",
+        r#"{"metadata":{"conversation_id":"q\"\u00e9\n","x_correlation_id":"ét😀","benchmark_phase":" Warm\u0055p "},"error":{"type":"t\u0041","message":"m\\"}}"#
+    ))
+    .unwrap();
+    let r = &p.records[0];
+    assert_eq!(r.conversation_id.as_deref(), Some("q\"\u{e9}\n"));
+    assert_eq!(r.x_correlation_id.as_deref(), Some("\u{e9}t\u{1F600}"));
+    assert_eq!(r.phase, Some(Phase::Warmup));
+    let err = r.error.as_ref().unwrap();
+    assert_eq!(
+        (err.error_type.as_deref(), err.message.as_deref()),
+        (Some("tA"), Some("m\\"))
+    );
+}
+
 #[test]
 fn truncation_sweep_never_panics() {
     let bytes = fixture("qwen3-0.6b-c1-2025-11/profile_export.jsonl");

@@ -16,10 +16,14 @@ pub enum Phase {
 impl Phase {
     /// Case-insensitive, as AIPerf's CreditPhase enum accepts it.
     pub fn parse(s: &str) -> Option<Phase> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "warmup" => Some(Phase::Warmup),
-            "profiling" => Some(Phase::Profiling),
-            _ => None,
+        // Compared in place: every record has a phase, and a lowered copy was an allocation.
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("warmup") {
+            Some(Phase::Warmup)
+        } else if s.eq_ignore_ascii_case("profiling") {
+            Some(Phase::Profiling)
+        } else {
+            None
         }
     }
 }

@@ -28,28 +28,31 @@ use crate::error::{json_message, ErrorCode, ReadError};
 use crate::model::{Phase, ProfileEra, ProfileExport, RecordError, RequestRecord};
 use crate::read::count;
 use crate::read::locate::{in_line, serde_in_line, Seg};
-use crate::read::push::{drive, Lines, PushReader};
+use crate::read::push::{drive, line_text, Lines, PushReader};
 use serde::Deserialize;
 use serde_json::{Number, Value};
+use std::borrow::Cow;
 
+// Strings are borrowed from the line (copied only when they hold escapes), and copied out
+// only when the reader keeps them: most records are folded, and a fold keeps none of them.
 #[derive(Deserialize)]
 #[serde(expecting = "a request record object")]
-struct LineDe {
-    #[serde(default)]
-    metadata: Option<MetaDe>,
+struct LineDe<'a> {
+    #[serde(default, borrow)]
+    metadata: Option<MetaDe<'a>>,
     #[serde(default)]
     metrics: Option<MetricsDe>,
-    #[serde(default)]
-    error: Option<ErrorDe>,
+    #[serde(default, borrow)]
+    error: Option<ErrorDe<'a>>,
 }
 
 #[derive(Deserialize)]
 #[serde(expecting = "a metadata object")]
-struct MetaDe {
-    #[serde(default)]
-    benchmark_phase: Option<String>,
-    #[serde(default)]
-    credit_phase: Option<String>,
+struct MetaDe<'a> {
+    #[serde(default, borrow)]
+    benchmark_phase: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    credit_phase: Option<Cow<'a, str>>,
     #[serde(default)]
     request_start_ns: Option<Number>,
     #[serde(default)]
@@ -58,12 +61,12 @@ struct MetaDe {
     timestamp_ns: Option<Number>,
     #[serde(default)]
     was_cancelled: Option<bool>,
-    #[serde(default)]
-    conversation_id: Option<String>,
+    #[serde(default, borrow)]
+    conversation_id: Option<Cow<'a, str>>,
     #[serde(default)]
     turn_index: Option<u32>,
-    #[serde(default)]
-    x_correlation_id: Option<String>,
+    #[serde(default, borrow)]
+    x_correlation_id: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -88,19 +91,26 @@ struct MetricDe {
 
 #[derive(Deserialize)]
 #[serde(expecting = "an error object")]
-struct ErrorDe {
+struct ErrorDe<'a> {
     #[serde(default)]
     code: Option<i64>,
-    #[serde(default, rename = "type")]
-    error_type: Option<String>,
-    #[serde(default)]
-    message: Option<String>,
+    #[serde(default, rename = "type", borrow)]
+    error_type: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    message: Option<Cow<'a, str>>,
 }
 
-/// True when the JSON text holds a `null` literal outside strings.
-fn has_explicit_null(line: &[u8]) -> bool {
-    // Most lines hold no `null` at all: a plain search rules them out faster than the scan.
-    if !line.windows(4).any(|w| w == b"null") {
+/// True when the JSON text holds a `null` literal outside strings; `text`: the line as text,
+/// when it is UTF-8.
+fn has_explicit_null(line: &[u8], text: Option<&str>) -> bool {
+    // Most lines hold no `null` at all: a plain search rules them out faster than the scan
+    // (a text search: std's substring search is vectorised where the target allows; the
+    // byte-window search was a tenth of reading a profile JSONL).
+    let mentioned = match text {
+        Some(t) => t.contains("null"),
+        None => line.windows(4).any(|w| w == b"null"),
+    };
+    if !mentioned {
         return false;
     }
     let mut in_str = false;
@@ -210,7 +220,11 @@ fn count_value(at: &At<'_>, tag: &str, m: &Option<MetricDe>) -> Result<Option<u6
     }
 }
 
-fn parse_phase(at: &At<'_>, key: &str, s: &Option<String>) -> Result<Option<Phase>, ReadError> {
+fn parse_phase(
+    at: &At<'_>,
+    key: &str,
+    s: &Option<Cow<'_, str>>,
+) -> Result<Option<Phase>, ReadError> {
     match s {
         None => Ok(None),
         Some(s) => Phase::parse(s).map(Some).ok_or_else(|| {
@@ -223,20 +237,26 @@ fn parse_phase(at: &At<'_>, key: &str, s: &Option<String>) -> Result<Option<Phas
     }
 }
 
-/// Parse one line. The fast path reads it without tracking the JSON path; only a line that
-/// fails is parsed again with tracking, so its error names the path (the result is the same).
-fn parse_record(
+/// Parse one line (`text`: the line as text, when it is UTF-8). The fast path reads it
+/// without tracking the JSON path; only a line that fails is parsed again with tracking, so
+/// its error names the path (the result is the same).
+fn parse_record<'a>(
     file: &str,
     line_no: usize,
-    bytes: &[u8],
+    bytes: &'a [u8],
+    text: Option<&'a str>,
     terminated: bool,
-) -> Result<LineDe, ReadError> {
+) -> Result<LineDe<'a>, ReadError> {
     // Bytes after the record are not looked at (nor were they when every line was tracked).
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    match LineDe::deserialize(&mut de) {
-        Ok(parsed) => Ok(parsed),
-        Err(_) => Err(record_error(file, line_no, bytes, terminated)),
-    }
+    // A line known to be UTF-8 is read as text: serde_json then checks no string's UTF-8
+    // again (that check was a tenth of reading a profile JSONL). Any other line is read as
+    // bytes, as before, with the same result and errors (JSON's own strings are checked; a
+    // skipped one is not).
+    let parsed = match text {
+        Some(t) => LineDe::deserialize(&mut serde_json::Deserializer::from_str(t)),
+        None => LineDe::deserialize(&mut serde_json::Deserializer::from_slice(bytes)),
+    };
+    parsed.map_err(|_| record_error(file, line_no, bytes, terminated))
 }
 
 /// The error of a line that does not parse, with its JSON path. The line is parsed as it is
@@ -269,25 +289,34 @@ fn record_error(file: &str, line_no: usize, bytes: &[u8], terminated: bool) -> R
     }
 }
 
+/// One line: its bytes, the same as text when they are UTF-8, and whether it ended in `\n`.
+struct LineIn<'a> {
+    no: usize,
+    bytes: &'a [u8],
+    text: Option<&'a str>,
+    terminated: bool,
+}
+
+/// Read one record; `keep_names`: copy out its identifiers and error texts (a fold reads none).
 fn read_line(
     file: &str,
-    line_no: usize,
-    bytes: &[u8],
-    terminated: bool,
+    line: &LineIn<'_>,
+    keep_names: bool,
 ) -> Result<(RequestRecord, ProfileEra), ReadError> {
+    let (line_no, bytes) = (line.no, line.bytes);
     let at = At {
         file,
         line_no,
         bytes,
     };
-    let parsed = parse_record(file, line_no, bytes, terminated)?;
+    let parsed = parse_record(file, line_no, bytes, line.text, line.terminated)?;
     let legacy = parsed
         .metadata
         .as_ref()
         .is_some_and(|m| m.credit_phase.is_some());
     let era = if legacy {
         ProfileEra::LegacyCreditPhase
-    } else if has_explicit_null(bytes) {
+    } else if has_explicit_null(bytes, line.text) {
         ProfileEra::ExplicitNulls
     } else {
         ProfileEra::OmittedNulls
@@ -338,6 +367,7 @@ fn read_line(
         ),
         None => (None, None, None),
     };
+    let owned = |s: Option<Cow<'_, str>>| s.filter(|_| keep_names).map(Cow::into_owned);
     let record = RequestRecord {
         line: crate::error::clamp_u32(line_no),
         phase,
@@ -345,16 +375,16 @@ fn read_line(
         request_end_ns: end,
         error: parsed.error.map(|e| RecordError {
             code: e.code,
-            error_type: e.error_type,
-            message: e.message,
+            error_type: owned(e.error_type),
+            message: owned(e.message),
         }),
         was_cancelled: meta.was_cancelled.unwrap_or(false),
         usage_prompt_tokens: usage,
         input_sequence_length: isl,
         output_sequence_length: osl,
-        conversation_id: meta.conversation_id,
+        conversation_id: owned(meta.conversation_id),
         turn_index: meta.turn_index,
-        x_correlation_id: meta.x_correlation_id,
+        x_correlation_id: owned(meta.x_correlation_id),
     };
     Ok((record, era))
 }
@@ -365,6 +395,8 @@ pub struct ProfileJsonlReader {
     lines: Lines,
     records: Vec<RequestRecord>,
     era: Option<ProfileEra>,
+    /// Keep each record's identifiers and error texts (see [`ProfileJsonlReader::folding`]).
+    keep_names: bool,
 }
 
 impl ProfileJsonlReader {
@@ -374,11 +406,28 @@ impl ProfileJsonlReader {
             lines: Lines::new(),
             records: Vec::new(),
             era: None,
+            keep_names: true,
         }
     }
 
-    /// Take one line (`terminated` when it ended in `\n`).
-    fn take(&mut self, line: &[u8], line_no: u64, terminated: bool) -> Result<(), ReadError> {
+    /// A reader whose records are folded ([`crate::account::request_scope::RecordFold`]):
+    /// their `conversation_id`, `x_correlation_id` and error `type` and `message` are checked
+    /// as before but not copied out (left `None`), since the fold reads none of them.
+    pub fn folding(file: &str) -> Self {
+        ProfileJsonlReader {
+            keep_names: false,
+            ..ProfileJsonlReader::new(file)
+        }
+    }
+
+    /// Take one line (`terminated` when it ended in `\n`, `ascii` when its every byte is).
+    fn take(
+        &mut self,
+        line: &[u8],
+        line_no: u64,
+        terminated: bool,
+        ascii: bool,
+    ) -> Result<(), ReadError> {
         let line_no = usize::try_from(line_no).unwrap_or(usize::MAX);
         let mut bytes = line;
         if line_no == 1 {
@@ -387,7 +436,13 @@ impl ProfileJsonlReader {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
         }
-        let (record, line_era) = read_line(&self.file, line_no, bytes, terminated)?;
+        let line = LineIn {
+            no: line_no,
+            bytes,
+            text: line_text(bytes, ascii).ok(),
+            terminated,
+        };
+        let (record, line_era) = read_line(&self.file, &line, self.keep_names)?;
         self.era = Some(match self.era {
             None => line_era,
             Some(e) if e == line_era => e,
@@ -409,7 +464,7 @@ impl ProfileJsonlReader {
     /// it); [`PushReader::finish`] after this reads nothing more.
     pub fn end_lines(&mut self) -> Result<(), ReadError> {
         let mut lines = std::mem::take(&mut self.lines);
-        let r = lines.finish(|line, n| self.take(line, n, false));
+        let r = lines.finish_text(|line, n, ascii| self.take(line, n, false, ascii));
         self.lines = lines;
         r
     }
@@ -420,14 +475,14 @@ impl PushReader for ProfileJsonlReader {
 
     fn push(&mut self, chunk: &[u8]) -> Result<(), ReadError> {
         let mut lines = std::mem::take(&mut self.lines);
-        let r = lines.push(chunk, |line, n| self.take(line, n, true));
+        let r = lines.push_text(chunk, |line, n, ascii| self.take(line, n, true, ascii));
         self.lines = lines;
         r
     }
 
     fn finish(mut self) -> Result<ProfileExport, ReadError> {
         let mut lines = std::mem::take(&mut self.lines);
-        lines.finish(|line, n| self.take(line, n, false))?;
+        lines.finish_text(|line, n, ascii| self.take(line, n, false, ascii))?;
         Ok(ProfileExport {
             era: self.era.unwrap_or(ProfileEra::Empty),
             records: self.records,
@@ -449,14 +504,27 @@ mod tests {
 
     #[test]
     fn null_scan() {
-        assert!(has_explicit_null(br#"{"a": null}"#));
-        assert!(!has_explicit_null(br#"{"a": "null"}"#));
-        assert!(!has_explicit_null(br#"{"a": "x\"null"}"#));
+        for text in [false, true] {
+            let null = |s: &'static str| has_explicit_null(s.as_bytes(), text.then_some(s));
+            assert!(null(r#"{"a": null}"#));
+            assert!(!null(r#"{"a": "null"}"#));
+            assert!(!null(r#"{"a": "x\"null"}"#));
+            assert!(!null(r#"{"a": "nul", "b": 1}"#));
+        }
+    }
+
+    /// A record read and dropped: [`LineDe`] borrows from the text it is read from.
+    struct Record;
+
+    impl<'de> Deserialize<'de> for Record {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            LineDe::deserialize(d).map(|_| Record)
+        }
     }
 
     #[test]
     fn record_error_paths_match_serde_path_to_error() {
-        let n = crate::json_path::testing::compare::<LineDe>(
+        let n = crate::json_path::testing::compare::<Record>(
             r#"{"metadata": {"benchmark_phase": "profiling", "request_start_ns": 1765529006843416914, "was_cancelled": false, "turn_index": 2},
                 "metrics": {"usage_prompt_tokens": {"value": 812, "unit": "tokens"}, "request_latency": {"value": 1.5, "unit": "ms"}},
                 "error": {"code": 500, "type": "x", "message": "m"}}"#,

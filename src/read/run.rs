@@ -120,6 +120,11 @@ impl<'a> InputFile<'a> {
     }
 }
 
+/// The largest piece a folding reader is pushed at once: a whole buffer pushed at once (the
+/// whole-buffer API, the benchmarks) had every scrape or record of the file read and held
+/// before any was folded; in pieces, what waits to be folded stays small (and in cache).
+const FOLD_PIECE: usize = 1 << 20;
+
 /// The read buffer of a streamed file of `size` bytes: no larger than the file, for a tree of
 /// thousands of small runs would otherwise map and unmap 8 MiB per file (and, with --jobs,
 /// shoot down TLBs).
@@ -358,6 +363,12 @@ trait FileRead {
         false
     }
 
+    /// Whether [`FileRead::drain`] folds (a folding reader is pushed in pieces of at most
+    /// [`FOLD_PIECE`], each folded before the next is read).
+    fn folds(&self) -> bool {
+        false
+    }
+
     /// Fold what has been read so far into `fold`, when the reader folds ([`FoldingJsonl`],
     /// [`FoldingProfile`]); `at_end`: the file has ended, read its last line first.
     fn drain(
@@ -410,6 +421,10 @@ impl FileRead for FoldingProfile {
         self.0.finish().map(Output::Profile).map_err(Refusal::from)
     }
 
+    fn folds(&self) -> bool {
+        true
+    }
+
     fn drain(
         &mut self,
         at_end: bool,
@@ -446,6 +461,10 @@ impl FileRead for FoldingJsonl {
         } = *self;
         reader.finish().map_err(Refusal::from)?;
         Ok(Output::Folded(untyped_large))
+    }
+
+    fn folds(&self) -> bool {
+        true
     }
 
     fn drain(
@@ -561,7 +580,7 @@ fn reader_for(
             untyped_large: Vec::new(),
         }),
         ArtifactKind::ProfileJsonl if fold => {
-            Box::new(FoldingProfile(ProfileJsonlReader::new(&name)))
+            Box::new(FoldingProfile(ProfileJsonlReader::folding(&name)))
         }
         ArtifactKind::ServerMetricsJson if whole_input => {
             Box::new(ExportReader::new(&name, filter).with_whole_series())
@@ -931,9 +950,20 @@ impl RunReader {
         }
         if let State::Reading(kind, reader) = &mut cur.state {
             let fold = &mut self.fold;
-            let pushed = reader
-                .push(bytes)
-                .and_then(|()| drain(fold, &cur.name, &mut cur.folded, reader.as_mut(), false));
+            let piece = if fold.is_some() && reader.folds() {
+                FOLD_PIECE
+            } else {
+                bytes.len()
+            };
+            let mut pushed = Ok(());
+            for part in bytes.chunks(piece) {
+                pushed = reader
+                    .push(part)
+                    .and_then(|()| drain(fold, &cur.name, &mut cur.folded, reader.as_mut(), false));
+                if pushed.is_err() {
+                    break;
+                }
+            }
             if let Err(r) = pushed {
                 cur.state = State::Ended(*kind, Outcome::Failed(r));
             }

@@ -7,7 +7,7 @@ use crate::run_args::{select_runs, word, RunArgs};
 use crate::Failure;
 use kvledger::account::output::{Bounds, Counters};
 use kvledger::account::rates::Rate;
-use kvledger::account::{account_run, Accounting, Policy};
+use kvledger::account::{account_run_folded, Accounting, Policy};
 use kvledger::read::Run;
 use kvledger::utc;
 use std::path::PathBuf;
@@ -219,13 +219,14 @@ pub fn main(args: Args) -> Result<(), Failure> {
     let stdin_policy = args.policy.as_deref().is_some_and(is_stdin);
     args.run.check(&[("--policy", stdin_policy)])?;
     let policy = policy(&args)?;
-    let runs = select_runs(&args.run, kvledger::account::families_read())?;
+    // Read as the WASM API reads (the same result, less memory: no scrape or record kept).
+    let runs = select_runs(&args.run, kvledger::account::families_read())?.folding();
     Batch {
         command: "account",
         json: args.run.json,
         jobs: args.run.jobs(),
         quiet: args.run.quiet,
-        process: &|run: &Run| account_run(run, &policy),
+        process: &|run: &Run, folded| account_run_folded(run, folded, &policy),
         table: render,
     }
     .run(&runs)

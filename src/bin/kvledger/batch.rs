@@ -8,6 +8,7 @@ use crate::out::{self, envelope, say};
 use crate::run_args::Runs;
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use kvledger::account::fold::Folded;
 use kvledger::error::RunOutcome;
 use kvledger::read::run::Progress;
 use kvledger::read::Run;
@@ -34,8 +35,9 @@ pub struct Batch<'a, T> {
     pub jobs: usize,
     /// No progress bar and no summary line (errors are still printed).
     pub quiet: bool,
-    /// The command's result of one run (the run is dropped afterwards).
-    pub process: &'a (dyn Fn(&Run) -> T + Sync),
+    /// The command's result of one run and what was folded while reading it (see
+    /// `Runs::folding`); both are dropped afterwards.
+    pub process: &'a (dyn Fn(&Run, Folded) -> T + Sync),
     /// A result as text.
     pub table: fn(&str, &T) -> String,
 }
@@ -93,7 +95,7 @@ impl<T: Serialize> Batch<'_, T> {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        let result = read.map(|r| (self.process)(&r));
+        let result = read.map(|(run, folded)| (self.process)(&run, folded));
         match (&result, self.json) {
             (Err(e), true) => {
                 out::print(&self.render(label, &result, 0)?)?;
@@ -119,7 +121,9 @@ impl<T: Serialize> Batch<'_, T> {
 
     /// Read, process and render run `i`; the run is dropped before returning.
     fn work(&self, runs: &Runs, i: usize) -> Done {
-        let result = runs.read(i, None).map(|r| (self.process)(&r));
+        let result = runs
+            .read(i, None)
+            .map(|(run, folded)| (self.process)(&run, folded));
         Done {
             text: self.render(runs.label(i), &result, i),
             failed: result.is_err(),

@@ -3,12 +3,14 @@
 
 use crate::input::{self, is_stdin, stdin_once, STDIN_LABEL};
 use crate::Failure;
+use kvledger::account::fold::Folded;
 use kvledger::read::artifact::UNRECOGNISED;
 use kvledger::read::launch::{launch_from_env, read_launch_json};
 use kvledger::read::run::Progress;
 use kvledger::read::run_dir::{discover_runs, no_artifacts};
 use kvledger::read::{
-    read_run, recognise, CaptureMeta, FamilyFilter, IgnoredFile, InputFile, Run, RunOptions,
+    read_run, read_run_folded, recognise, CaptureMeta, FamilyFilter, IgnoredFile, InputFile, Run,
+    RunOptions,
 };
 use kvledger::{ErrorCode, ReadError};
 use std::io::Read;
@@ -326,16 +328,31 @@ pub fn file_label(path: &Path) -> String {
 pub struct Runs {
     opts: RunOptions,
     sel: Selection,
+    /// Fold scrape JSONL and per-request records while reading (see [`Runs::folding`]).
+    fold: bool,
 }
 
 /// Select the runs the arguments name (walking the directories, reading no run yet).
 pub fn select_runs(args: &RunArgs, default_families: FamilyFilter) -> Result<Runs, Failure> {
     let opts = options(args, default_families)?;
     let sel = select(args)?;
-    Ok(Runs { opts, sel })
+    Ok(Runs {
+        opts,
+        sel,
+        fold: false,
+    })
 }
 
 impl Runs {
+    /// Read each run as the streaming API does ([`read_run_folded`]): its scrape JSONL and
+    /// per-request records folded as they are read into what accounting reads of them (a
+    /// few bytes per sample and record) instead of kept. No memory budget is set, so the fold
+    /// is never thinned: accounting gives the same result as of the run read whole.
+    pub fn folding(mut self) -> Self {
+        self.fold = true;
+        self
+    }
+
     pub fn len(&self) -> usize {
         self.sel.runs.len()
     }
@@ -365,24 +382,31 @@ impl Runs {
         self.inputs(i).iter().filter_map(|f| f.size()).sum()
     }
 
-    /// Read run `i` on its own, telling `progress` (if any) the bytes read so far.
-    pub fn read(&self, i: usize, progress: Option<Progress>) -> Result<Run, ReadError> {
+    /// Read run `i` on its own, telling `progress` (if any) the bytes read so far: the run,
+    /// and what was folded while reading it (empty unless [`Runs::folding`]).
+    pub fn read(&self, i: usize, progress: Option<Progress>) -> Result<(Run, Folded), ReadError> {
         let r = &self.sel.runs[i];
         let inputs = self.inputs(i);
-        let read = match progress {
-            None => read_run(&inputs, &self.opts),
+        let progressing;
+        let opts = match progress {
+            None => &self.opts,
             Some(p) => {
-                let opts = RunOptions {
+                progressing = RunOptions {
                     progress: Some(p),
                     ..self.opts.clone()
                 };
-                read_run(&inputs, &opts)
+                &progressing
             }
         };
-        read.map(|mut run| {
+        let read = if self.fold {
+            read_run_folded(&inputs, opts)
+        } else {
+            read_run(&inputs, opts).map(|run| (run, Folded::default()))
+        };
+        read.map(|(mut run, folded)| {
             run.ignored.extend(r.ignored.iter().cloned());
             run.ignored.sort();
-            run
+            (run, folded)
         })
     }
 }
