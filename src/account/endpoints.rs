@@ -6,9 +6,9 @@
 use super::evidence::Evidence;
 use super::lookup::of_family;
 use super::roles::EndpointFacts;
-use crate::engines::{detect_engine, dynamo, sglang, trtllm, Counter, Engine};
+use crate::engines::{detect_engine, dynamo, sglang, trtllm, Counter, Engine, Present};
 use crate::model::{Labels, LaunchFacts, MetricType};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The run's endpoints: role facts for every one, the engine of those that run one.
@@ -47,12 +47,9 @@ pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
 }
 
 /// The families an adapter may consult, plus markers for facts that depend on labels or type.
-pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<String> {
-    let mut present: BTreeSet<String> = ev
-        .families
-        .get(endpoint)
-        .map(|f| crate::sort::set_of(f.keys().map(|k| k.to_string())))
-        .unwrap_or_default();
+pub fn present_keys<'a>(ev: &'a Evidence, endpoint: &str, engine: Engine) -> Present<'a> {
+    let families = ev.families.get(endpoint);
+    let mut present = Present::of(families.into_iter().flat_map(|f| f.keys().map(|k| &**k)));
     match engine {
         Engine::Sglang => {
             let sets: Vec<&Labels> = of_family(&ev.series, endpoint, sglang::CACHED)
@@ -60,18 +57,16 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
                 .collect();
             match sglang::breakdown(sets) {
                 sglang::Breakdown::Tiers => {
-                    present.insert(sglang::MARK_TIERS.to_string());
+                    present.insert(sglang::MARK_TIERS);
                 }
                 sglang::Breakdown::TotalOnly => {
-                    present.insert(sglang::MARK_TOTAL_ONLY.to_string());
+                    present.insert(sglang::MARK_TOTAL_ONLY);
                 }
                 sglang::Breakdown::Unlabelled => {}
             }
         }
         Engine::Trtllm => {
-            let is_counter = ev
-                .families
-                .get(endpoint)
+            let is_counter = families
                 .and_then(|f| f.get(trtllm::CACHED))
                 .is_some_and(|i| {
                     !matches!(
@@ -83,18 +78,13 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
                     .next()
                     .is_some();
             if is_counter {
-                present.insert(trtllm::MARK_CACHED_COUNTER.to_string());
+                present.insert(trtllm::MARK_CACHED_COUNTER);
             }
-            let fam_type = |k: &str| {
-                ev.families
-                    .get(endpoint)
-                    .and_then(|f| f.get(k))
-                    .map(|i| i.metric_type)
-            };
+            let fam_type = |k: &str| families.and_then(|f| f.get(k)).map(|i| i.metric_type);
             if fam_type(trtllm::CACHED_PER_REQUEST).is_some()
                 || fam_type(trtllm::CACHED) == Some(Some(MetricType::Histogram))
             {
-                present.insert(trtllm::MARK_CACHED_HISTOGRAM.to_string());
+                present.insert(trtllm::MARK_CACHED_HISTOGRAM);
             }
             let tier_present = |c: Counter| {
                 of_family(&ev.series, endpoint, trtllm::BY_TIER).any(|(k, _)| {
@@ -105,10 +95,10 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
                 })
             };
             if tier_present(Counter::HitCpu) {
-                present.insert(trtllm::MARK_HOST_TIER.to_string());
+                present.insert(trtllm::MARK_HOST_TIER);
             }
             if tier_present(Counter::HitExternal) {
-                present.insert(trtllm::MARK_EXTERNAL_TIER.to_string());
+                present.insert(trtllm::MARK_EXTERNAL_TIER);
             }
         }
         Engine::Vllm => {
@@ -119,7 +109,7 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
                         .is_some_and(|v| v.eq_ignore_ascii_case("external_kv_transfer"))
                 });
             if external {
-                present.insert(crate::engines::vllm::MARK_EXTERNAL_SOURCE.to_string());
+                present.insert(crate::engines::vllm::MARK_EXTERNAL_SOURCE);
             }
         }
         Engine::Atom => {}

@@ -22,15 +22,33 @@ pub fn of_family<'a, V>(
     endpoint: &str,
     family: &'a str,
 ) -> impl Iterator<Item = (&'a SeriesKey, &'a V)> + 'a {
+    of_endpoint(map, endpoint).filter(in_family(map, family))
+}
+
+/// The entries of `map` on every endpoint under any spelling of the canonical `family`, in
+/// key order (spellings looked up as in [`of_family`]: no name made per series).
+pub fn all_of_family<'a, V>(
+    map: &'a SeriesMap<V>,
+    family: &'a str,
+) -> impl Iterator<Item = (&'a SeriesKey, &'a V)> + 'a {
+    map.iter().filter(in_family(map, family))
+}
+
+/// Is an entry's key of the canonical `family`? Keys of one spelling come in runs (they share
+/// it), so the answer for the last spelling is kept.
+fn in_family<'a, V>(
+    map: &'a SeriesMap<V>,
+    family: &'a str,
+) -> impl FnMut(&(&'a SeriesKey, &'a V)) -> bool + 'a {
     let mut last: Option<(&'a Arc<str>, bool)> = None;
-    of_endpoint(map, endpoint).filter(move |(k, _)| match last {
+    move |(k, _)| match last {
         Some((s, yes)) if Arc::ptr_eq(s, &k.spelling) => yes,
         _ => {
             let yes = map.canonical(&k.spelling) == family;
             last = Some((&k.spelling, yes));
             yes
         }
-    })
+    }
 }
 
 #[cfg(test)]

@@ -5,14 +5,16 @@
 //! contradicting evidence and non-finite values are reasons here.
 
 use super::endpoints::present_keys;
+use super::evidence::Evidence;
 use super::evidence::SeriesKey;
 use super::interval::{bound, Bounded, Interval, Method};
 use super::lookup::of_endpoint;
 use super::roles::{is_priced_role, Deployment};
 use super::verdict::{Reason, ReasonCode};
 use super::Ctx;
-use crate::engines::{adapter, Counter, Engine, FamilyView, REPLICA_LABELS};
+use crate::engines::{adapter, Counter, Engine, FamilyView, Present, REPLICA_LABELS};
 use crate::model::{Labels, Role};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -170,11 +172,11 @@ fn agree(a: &Bounded, b: &Bounded) -> bool {
 }
 
 /// Map and bound the series of one endpoint: counter → canonical family → pool → replicas.
-pub(super) fn map_series(
-    ctx: &Ctx<'_>,
+pub(super) fn map_series<'a>(
+    ctx: &Ctx<'a>,
     endpoint: &str,
     engine: Engine,
-) -> BTreeMap<Counter, BTreeMap<String, Pools>> {
+) -> BTreeMap<Counter, BTreeMap<Cow<'a, str>, Pools>> {
     map_series_present(
         ctx,
         endpoint,
@@ -184,30 +186,30 @@ pub(super) fn map_series(
 }
 
 /// [`map_series`] with the endpoint's [`present_keys`] at hand.
-fn map_series_present(
-    ctx: &Ctx<'_>,
+fn map_series_present<'a>(
+    ctx: &Ctx<'a>,
     endpoint: &str,
     engine: Engine,
-    present: &BTreeSet<String>,
-) -> BTreeMap<Counter, BTreeMap<String, Pools>> {
+    present: &Present<'_>,
+) -> BTreeMap<Counter, BTreeMap<Cow<'a, str>, Pools>> {
     let ad = adapter(engine);
-    let families = ctx.ev.families.get(endpoint);
+    let ev: &'a Evidence = ctx.ev;
+    let families = ev.families.get(endpoint);
     let at = ctx.series_context(endpoint);
-    let mut mapped: BTreeMap<Counter, BTreeMap<String, Pools>> = BTreeMap::new();
-    // An endpoint's series come by spelling: its canonical name is made once per run of them.
-    let mut canon = String::new();
+    let mut mapped: BTreeMap<Counter, BTreeMap<Cow<'a, str>, Pools>> = BTreeMap::new();
+    // An endpoint's series come by spelling: its canonical name is found once per run of them.
+    let mut canon: Cow<'a, str> = Cow::Borrowed("");
     let mut canon_of: Option<&Arc<str>> = None;
-    for (key, sev) in of_endpoint(&ctx.ev.series, endpoint) {
+    for (key, sev) in of_endpoint(&ev.series, endpoint) {
         if !canon_of.is_some_and(|s| Arc::ptr_eq(s, &key.spelling)) {
-            canon.clear();
-            canon.push_str(&ctx.ev.series.canonical(&key.spelling));
+            canon = ev.series.canonical(&key.spelling);
             canon_of = Some(&key.spelling);
         }
         let view = FamilyView {
             key: &canon,
             spelling: &key.spelling,
             metric_type: families
-                .and_then(|f| f.get(canon.as_str()))
+                .and_then(|f| f.get(&*canon))
                 .and_then(|i| i.metric_type),
         };
         let counters = ad.map_series(&view, &key.labels, present, &ctx.tiers);
@@ -234,7 +236,7 @@ fn endpoint_counters(
     ctx: &Ctx<'_>,
     endpoint: &str,
     engine: Engine,
-    present: &BTreeSet<String>,
+    present: &Present<'_>,
     priced: bool,
     reasons: &mut Vec<Reason>,
 ) -> EndpointCounters {
@@ -295,40 +297,40 @@ fn replica_hull(series: &[&Bounded]) -> Interval {
 
 /// One counter under several spellings on one endpoint: refused when priced, else the first
 /// spelling is kept. Returns the spelling kept.
-fn alias_check(
+fn alias_check<'p>(
     counter: Counter,
     family: &str,
-    pools: &Pools,
+    pools: &'p Pools,
     endpoint: &str,
     priced: bool,
     reasons: &mut Vec<Reason>,
-) -> String {
+) -> &'p str {
+    let mut spellings = pools.values().flatten().map(|(k, _)| &k.spelling);
+    let Some(first) = spellings.next() else {
+        return "";
+    };
+    // Mostly one spelling (shared by its keys): no set is made for it.
+    if spellings.all(|s| Arc::ptr_eq(s, first) || *s == *first) {
+        return first;
+    }
     let spellings: BTreeSet<&str> =
         crate::sort::set_of(pools.values().flatten().map(|(k, _)| &*k.spelling));
-    if spellings.len() > 1 {
-        let names = spellings.iter().copied().collect::<Vec<_>>().join(", ");
-        let n = spellings.len();
-        let c = counter.as_str();
-        let reason = if counter.is_priced() && priced {
-            Reason::new(
-                ReasonCode::AliasCollision,
-                format!(
-                    "{c} is exported under {n} names ({names}): refusing to guess which to price"
-                ),
-            )
-        } else {
-            Reason::new(
-                ReasonCode::AliasDropped,
-                format!("{c} is exported under {n} names ({names}); kept the first"),
-            )
-        };
-        reasons.push(reason.at(endpoint).metric(family));
-    }
-    spellings
-        .iter()
-        .next()
-        .map(|s| s.to_string())
-        .unwrap_or_default()
+    let names = spellings.iter().copied().collect::<Vec<_>>().join(", ");
+    let n = spellings.len();
+    let c = counter.as_str();
+    let reason = if counter.is_priced() && priced {
+        Reason::new(
+            ReasonCode::AliasCollision,
+            format!("{c} is exported under {n} names ({names}): refusing to guess which to price"),
+        )
+    } else {
+        Reason::new(
+            ReasonCode::AliasDropped,
+            format!("{c} is exported under {n} names ({names}); kept the first"),
+        )
+    };
+    reasons.push(reason.at(endpoint).metric(family));
+    spellings.iter().next().copied().unwrap_or_default()
 }
 
 /// The checks on the replica series of one pool of a priced counter. A restart of the whole

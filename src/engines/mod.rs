@@ -15,7 +15,6 @@ pub mod vllm;
 use crate::account::verdict::Reason;
 use crate::model::{Labels, MetricType};
 use serde::Serialize;
-use std::collections::BTreeSet;
 
 pub use detect::{detect_engine, Engine};
 
@@ -133,6 +132,39 @@ impl FamilyView<'_> {
     }
 }
 
+/// The canonical keys of the families an endpoint exports, plus the markers its caller adds
+/// for facts that depend on labels or type: borrowed names in a sorted list. It is made for
+/// every endpoint, and a set of copied names was an allocation per family per endpoint.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Present<'a> {
+    /// Sorted, each name once.
+    names: Vec<&'a str>,
+}
+
+impl<'a> Present<'a> {
+    /// The set of `names`.
+    pub fn of(names: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut p = Present::default();
+        for n in names {
+            p.insert(n);
+        }
+        p
+    }
+
+    pub fn insert(&mut self, name: &'a str) {
+        // Names mostly come in order (a family map's keys): the end is tried first.
+        if self.names.last().is_none_or(|l| *l < name) {
+            self.names.push(name);
+        } else if let Err(i) = self.names.binary_search(&name) {
+            self.names.insert(i, name);
+        }
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.names.binary_search(&name).is_ok()
+    }
+}
+
 /// What an adapter concludes about an endpoint's export as a whole.
 #[derive(Debug, Clone, Default)]
 pub struct Assessment {
@@ -158,13 +190,12 @@ pub trait Adapter {
         &self,
         family: &FamilyView<'_>,
         labels: &Labels,
-        present: &BTreeSet<String>,
+        present: &Present<'_>,
         tiers: &TierContext,
     ) -> Vec<Counter>;
 
     /// Reasons about the export as a whole (missing counters, tier separability, telemetry).
-    fn assess(&self, endpoint: &str, present: &BTreeSet<String>, tiers: &TierContext)
-        -> Assessment;
+    fn assess(&self, endpoint: &str, present: &Present<'_>, tiers: &TierContext) -> Assessment;
 }
 
 /// The adapter of an engine.

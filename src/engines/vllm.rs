@@ -7,10 +7,9 @@
 //! `prefix_cache_queries` was re-counted on every admission attempt before a 2026 fix, so
 //! hits/queries is kept as telemetry only (mapped to F/G so it is still reported).
 
-use super::{label_is, Adapter, Assessment, Counter, Engine, FamilyView, TierContext};
+use super::{label_is, Adapter, Assessment, Counter, Engine, FamilyView, Present, TierContext};
 use crate::account::verdict::{Reason, ReasonCode};
 use crate::model::Labels;
-use std::collections::BTreeSet;
 
 pub const BY_SOURCE: &str = "vllm:prompt_tokens_by_source";
 pub const QUERIES: &str = "vllm:prefix_cache_queries";
@@ -31,7 +30,7 @@ impl Adapter for Vllm {
         &self,
         family: &FamilyView<'_>,
         labels: &Labels,
-        present: &BTreeSet<String>,
+        present: &Present<'_>,
         tiers: &TierContext,
     ) -> Vec<Counter> {
         if !family.is_counter_like() {
@@ -58,12 +57,7 @@ impl Adapter for Vllm {
         }
     }
 
-    fn assess(
-        &self,
-        endpoint: &str,
-        present: &BTreeSet<String>,
-        tiers: &TierContext,
-    ) -> Assessment {
+    fn assess(&self, endpoint: &str, present: &Present<'_>, tiers: &TierContext) -> Assessment {
         let mut a = Assessment::default();
         if present.contains(BY_SOURCE) {
             // vLLM creates every source's series up front: with offloading on, a missing

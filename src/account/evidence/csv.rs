@@ -78,7 +78,9 @@ impl Evidence {
             else {
                 continue;
             };
-            let endpoint_url = share_name(&mut self.names, url);
+            // Each endpoint's series are one group, so its URL is new here: no search of the
+            // names kept (in URL order that search was a walk down the right edge of a tree).
+            let endpoint_url: Arc<str> = Arc::from(url);
             // What `note_family` does per series, once per family of the endpoint.
             families.clear();
             let mut last_family = None;
@@ -157,7 +159,7 @@ impl Evidence {
                 self.process_start_stats.insert(url.to_string(), (lo, hi));
             }
             let known = match &last_sets {
-                Some((made_of, known)) if *made_of == sets => Arc::clone(known),
+                Some((made_of, known)) if same_sets(made_of, &sets) => Arc::clone(known),
                 _ => {
                     let known = Arc::new(crate::sort::set_of(sets.iter().cloned()));
                     last_sets = Some((sets, Arc::clone(&known)));
@@ -171,6 +173,12 @@ impl Evidence {
         self.histograms.extend_sorted(histograms);
         self.stats_source = Some("csv");
     }
+}
+
+/// Two lists of interned label sets are equal: by address first (interned sets are one copy
+/// each), by content only where the addresses differ.
+fn same_sets(a: &[Arc<Labels>], b: &[Arc<Labels>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y) || x == y)
 }
 
 /// A family's canonical key and type, as an endpoint's series give them.
