@@ -4,7 +4,7 @@
 //! decided from. Also what an engine adapter sees of an endpoint (`present_keys`).
 
 use super::evidence::Evidence;
-use super::lookup::of_family;
+use super::lookup::{insert_sorted, of_family};
 use super::roles::EndpointFacts;
 use crate::engines::{detect_engine, dynamo, sglang, trtllm, Counter, Engine, Present};
 use crate::model::{Labels, LaunchFacts, MetricType};
@@ -23,6 +23,8 @@ pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
     let framework = launch.and_then(|l| l.framework.as_deref());
     let mut out = Endpoints::default();
     let no_families = BTreeMap::new();
+    // In URL order, put into the maps at the end (`insert_sorted`).
+    let (mut facts, mut engines) = (Vec::new(), Vec::new());
     for url in &ev.endpoints {
         let fams = ev.families.get(url).map_or(&no_families, |f| &**f);
         let engine = detect_engine(fams.keys().map(|k| &**k), framework);
@@ -31,18 +33,20 @@ pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
             .get(url)
             .map(|s| s.iter().cloned().collect())
             .unwrap_or_default();
-        out.facts.insert(
+        facts.push((
             url.clone(),
             EndpointFacts {
                 has_engine: engine.is_some(),
                 has_frontend: fams.keys().any(|k| dynamo::is_frontend_family(k)),
                 label_sets,
             },
-        );
+        ));
         if let Some(e) = engine {
-            out.engines.insert(url.clone(), e);
+            engines.push((url.clone(), e));
         }
     }
+    insert_sorted(&mut out.facts, facts);
+    insert_sorted(&mut out.engines, engines);
     out
 }
 

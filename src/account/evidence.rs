@@ -341,14 +341,34 @@ pub fn collect_with(run: &Run, mut fold: ScrapeFold) -> Evidence {
     }
     share_equal(&mut ev.families);
     share_equal(&mut ev.label_sets);
-    let named: Vec<String> = ev
-        .families
-        .keys()
-        .chain(ev.label_sets.keys())
-        .cloned()
-        .collect();
-    ev.endpoints.extend(named);
+    let named = sorted_union(ev.families.keys(), ev.label_sets.keys());
+    super::lookup::insert_sorted_set(&mut ev.endpoints, named);
     ev
+}
+
+/// The strings of two sorted sequences, each once, sorted.
+fn sorted_union<'a>(
+    a: impl Iterator<Item = &'a String>,
+    b: impl Iterator<Item = &'a String>,
+) -> Vec<String> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    let mut out = Vec::new();
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x < y => a.next(),
+            (Some(x), Some(y)) if x > y => b.next(),
+            (Some(_), Some(_)) => {
+                b.next();
+                a.next()
+            }
+            (Some(_), None) => a.next(),
+            (None, _) => b.next(),
+        };
+        match next {
+            Some(s) => out.push(s.clone()),
+            None => return out,
+        }
+    }
 }
 
 /// Fold the run's scrapes (sorted by endpoint, then time, then file) with their files.

@@ -4,6 +4,7 @@
 //! every series of the run (which made accounting quadratic in endpoints).
 
 use super::evidence::{SeriesKey, SeriesMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// The entries of `map` whose key is on `endpoint`, in key order.
@@ -48,6 +49,33 @@ fn in_family<'a, V>(
             last = Some((&k.spelling, yes));
             yes
         }
+    }
+}
+
+/// Insert `pairs`, sorted by key, into `map`, as inserting them in order would (a later pair
+/// of an equal key replaces the value). They go in from the last: each search then stops at
+/// the first key of every node on its way, where in ascending order every search walks the
+/// right edge of the tree comparing with each key there (with many endpoints, most of the
+/// string comparisons of a run).
+pub fn insert_sorted<K: Ord, V>(map: &mut BTreeMap<K, V>, mut pairs: Vec<(K, V)>) {
+    // Of equal keys the last holds: `dedup_by` keeps the first of a run, so the later value
+    // is moved into it first.
+    pairs.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            std::mem::swap(later, kept);
+        }
+        same
+    });
+    for (k, v) in pairs.into_iter().rev() {
+        map.insert(k, v);
+    }
+}
+
+/// [`insert_sorted`] for a set: `items` sorted.
+pub fn insert_sorted_set<T: Ord>(set: &mut BTreeSet<T>, items: Vec<T>) {
+    for item in items.into_iter().rev() {
+        set.insert(item);
     }
 }
 
@@ -97,6 +125,21 @@ mod tests {
             all.windows(2).all(|w| w[0] < w[1]),
             "in key order, each once"
         );
+    }
+
+    #[test]
+    fn sorted_inserts_build_what_inserts_in_order_build() {
+        let pairs = vec![(1, "a"), (2, "b"), (2, "c"), (5, "d"), (7, "e"), (7, "f")];
+        let mut ours = BTreeMap::from([(5, "x"), (9, "y")]);
+        let mut theirs = ours.clone();
+        insert_sorted(&mut ours, pairs.clone());
+        for (k, v) in pairs {
+            theirs.insert(k, v);
+        }
+        assert_eq!(ours, theirs);
+        let mut set = BTreeSet::from([3, 8]);
+        insert_sorted_set(&mut set, vec![1, 3, 3, 4, 9]);
+        assert_eq!(set, BTreeSet::from([1, 3, 4, 8, 9]));
     }
 
     #[test]

@@ -75,6 +75,7 @@ pub fn count(
         cpu_measured_all: !dep.priced.is_empty(),
         ..Counted::default()
     };
+    let mut per_endpoint = Vec::with_capacity(engines.len());
     for (url, engine) in engines {
         let role = dep.role_of(url);
         let priced = is_priced_role(role);
@@ -121,8 +122,9 @@ pub fn count(
                 .at(url.clone()),
             );
         }
-        out.per_endpoint.insert(url.clone(), counters);
+        per_endpoint.push((url.clone(), counters));
     }
+    super::lookup::insert_sorted(&mut out.per_endpoint, per_endpoint);
     out
 }
 

@@ -120,11 +120,13 @@ pub fn assign(
         engine_endpoints,
         disaggregated_run,
     };
-    crate::sort::map_of(
-        endpoints
-            .iter()
-            .map(|(url, facts)| (url.clone(), decide(url, facts, &run, reasons))),
-    )
+    let decided: Vec<(String, RoleDecision)> = endpoints
+        .iter()
+        .map(|(url, facts)| (url.clone(), decide(url, facts, &run, reasons)))
+        .collect();
+    let mut decisions = BTreeMap::new();
+    super::lookup::insert_sorted(&mut decisions, decided);
+    decisions
 }
 
 /// What deciding one endpoint's role needs to know about the run.

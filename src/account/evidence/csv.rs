@@ -1,5 +1,6 @@
 //! The CSV export's series as evidence: per series its stats, taken in key order.
 
+use super::super::lookup::insert_sorted;
 use super::table::AddressMap;
 use super::{
     share_name, Evidence, FamilyMap, LabelSets, SeriesEvidence, SeriesKey, SeriesMap, PROCESS_START,
@@ -70,6 +71,10 @@ impl Evidence {
         let mut last_families: Option<(Vec<FamilyType>, Arc<FamilyMap>)> = None;
         let mut last_sets: Option<(Vec<Arc<Labels>>, Arc<LabelSets>)> = None;
         let mut families = Vec::new();
+        // Per endpoint in URL order, put into their maps at the end (`insert_sorted`).
+        let mut families_of = Vec::new();
+        let mut label_sets_of = Vec::new();
+        let mut process_starts = Vec::new();
         for group in order.chunk_by(|a, b| endpoint(a) == endpoint(b)) {
             let Some(url) = group
                 .first()
@@ -105,7 +110,7 @@ impl Evidence {
                     map
                 }
             };
-            self.families.insert(url.to_string(), map);
+            families_of.push((url.to_string(), map));
             let mut sets = Vec::new();
             // The latest series in file order with both `min` and `max` (as a full read).
             let mut process_start: Option<(usize, f64, f64)> = None;
@@ -156,7 +161,7 @@ impl Evidence {
                 }
             }
             if let Some((_, lo, hi)) = process_start {
-                self.process_start_stats.insert(url.to_string(), (lo, hi));
+                process_starts.push((url.to_string(), (lo, hi)));
             }
             let known = match &last_sets {
                 Some((made_of, known)) if same_sets(made_of, &sets) => Arc::clone(known),
@@ -166,8 +171,11 @@ impl Evidence {
                     known
                 }
             };
-            self.label_sets.insert(url.to_string(), known);
+            label_sets_of.push((url.to_string(), known));
         }
+        insert_sorted(&mut self.families, families_of);
+        insert_sorted(&mut self.label_sets, label_sets_of);
+        insert_sorted(&mut self.process_start_stats, process_starts);
         put_counters(&mut self.series, counters);
         self.gauges.extend_sorted(gauges);
         self.histograms.extend_sorted(histograms);
