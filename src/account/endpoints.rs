@@ -3,8 +3,8 @@
 //! prefixes it exports; a framework name is only a tie-break hint), and the facts roles are
 //! decided from. Also what an engine adapter sees of an endpoint (`present_keys`).
 
-use super::evidence::Evidence;
-use super::lookup::{insert_sorted, of_family};
+use super::evidence::{Evidence, FamilyMap};
+use super::lookup::{insert_sorted, of_family, Cursor};
 use super::roles::EndpointFacts;
 use crate::engines::{detect_engine, dynamo, sglang, trtllm, Counter, Engine, Present};
 use crate::model::{Labels, LaunchFacts, MetricType};
@@ -22,14 +22,26 @@ pub struct Endpoints {
 pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
     let framework = launch.and_then(|l| l.framework.as_deref());
     let mut out = Endpoints::default();
-    let no_families = BTreeMap::new();
+    let no_families = Arc::new(FamilyMap::new());
+    let (mut families_of, mut label_sets_of) =
+        (Cursor::new(&ev.families), Cursor::new(&ev.label_sets));
+    // Endpoints of one deployment share one family map (`share_equal`): what it says is
+    // found once for them all.
+    let mut last: Option<(&Arc<FamilyMap>, Option<Engine>, bool)> = None;
     // In URL order, put into the maps at the end (`insert_sorted`).
     let (mut facts, mut engines) = (Vec::new(), Vec::new());
     for url in &ev.endpoints {
-        let fams = ev.families.get(url).map_or(&no_families, |f| &**f);
-        let engine = detect_engine(fams.keys().map(|k| &**k), framework);
-        let label_sets: Vec<Arc<Labels>> = ev
-            .label_sets
+        let fams = families_of.get(url).unwrap_or(&no_families);
+        let (engine, has_frontend) = match last {
+            Some((f, engine, frontend)) if Arc::ptr_eq(f, fams) => (engine, frontend),
+            _ => {
+                let engine = detect_engine(fams.keys().map(|k| &**k), framework);
+                let frontend = fams.keys().any(|k| dynamo::is_frontend_family(k));
+                last = Some((fams, engine, frontend));
+                (engine, frontend)
+            }
+        };
+        let label_sets: Vec<Arc<Labels>> = label_sets_of
             .get(url)
             .map(|s| s.iter().cloned().collect())
             .unwrap_or_default();
@@ -37,7 +49,7 @@ pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
             url.clone(),
             EndpointFacts {
                 has_engine: engine.is_some(),
-                has_frontend: fams.keys().any(|k| dynamo::is_frontend_family(k)),
+                has_frontend,
                 label_sets,
             },
         ));
@@ -52,7 +64,21 @@ pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
 
 /// The families an adapter may consult, plus markers for facts that depend on labels or type.
 pub fn present_keys<'a>(ev: &'a Evidence, endpoint: &str, engine: Engine) -> Present<'a> {
-    let families = ev.families.get(endpoint);
+    present_in(
+        ev,
+        endpoint,
+        ev.families.get(endpoint).map(|f| &**f),
+        engine,
+    )
+}
+
+/// [`present_keys`] with the endpoint's families at hand.
+pub fn present_in<'a>(
+    ev: &'a Evidence,
+    endpoint: &str,
+    families: Option<&'a FamilyMap>,
+    engine: Engine,
+) -> Present<'a> {
     let mut present = Present::of(families.into_iter().flat_map(|f| f.keys().map(|k| &**k)));
     match engine {
         Engine::Sglang => {

@@ -4,7 +4,8 @@
 //! every series of the run (which made accounting quadratic in endpoints).
 
 use super::evidence::{SeriesKey, SeriesMap};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{btree_map, BTreeMap, BTreeSet};
+use std::iter::Peekable;
 use std::sync::Arc;
 
 /// The entries of `map` whose key is on `endpoint`, in key order.
@@ -49,6 +50,30 @@ fn in_family<'a, V>(
             last = Some((&k.spelling, yes));
             yes
         }
+    }
+}
+
+/// The values of a map keyed by endpoint URL, asked for in URL order (as stages walk the
+/// endpoints): each found by stepping forward from the last, not by a search from the root
+/// (which compares the URL with a dozen or more others).
+pub struct Cursor<'a, V> {
+    rest: Peekable<btree_map::Iter<'a, String, V>>,
+}
+
+impl<'a, V> Cursor<'a, V> {
+    pub fn new(map: &'a BTreeMap<String, V>) -> Self {
+        Cursor {
+            rest: map.iter().peekable(),
+        }
+    }
+
+    /// The value of `key`; keys asked for must not decrease (an earlier key is not found).
+    pub fn get(&mut self, key: &str) -> Option<&'a V> {
+        while self.rest.next_if(|(k, _)| k.as_str() < key).is_some() {}
+        self.rest
+            .peek()
+            .filter(|(k, _)| k.as_str() == key)
+            .map(|(_, v)| *v)
     }
 }
 
@@ -125,6 +150,19 @@ mod tests {
             all.windows(2).all(|w| w[0] < w[1]),
             "in key order, each once"
         );
+    }
+
+    #[test]
+    fn a_cursor_finds_what_get_finds_for_increasing_keys() {
+        let map: BTreeMap<String, u32> = ["a", "a:1", "b", "d"]
+            .iter()
+            .zip(0..)
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let mut cursor = Cursor::new(&map);
+        for k in ["", "a", "a", "a:0", "a:1", "c", "d", "e"] {
+            assert_eq!(cursor.get(k), map.get(k), "{k}");
+        }
     }
 
     #[test]

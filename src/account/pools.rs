@@ -4,11 +4,11 @@
 //! are summed. A priced counter under two alias names, disagreeing replicas, resets,
 //! contradicting evidence and non-finite values are reasons here.
 
-use super::endpoints::present_keys;
-use super::evidence::Evidence;
+use super::endpoints::present_in;
 use super::evidence::SeriesKey;
+use super::evidence::{Evidence, FamilyMap};
 use super::interval::{bound, Bounded, Interval, Method};
-use super::lookup::of_endpoint;
+use super::lookup::{of_endpoint, Cursor};
 use super::roles::{is_priced_role, Deployment};
 use super::verdict::{Reason, ReasonCode};
 use super::Ctx;
@@ -76,11 +76,16 @@ pub fn count(
         ..Counted::default()
     };
     let mut per_endpoint = Vec::with_capacity(engines.len());
+    // Both in URL order, as `engines`.
+    let (mut decisions, mut families_of) =
+        (Cursor::new(&dep.decisions), Cursor::new(&ctx.ev.families));
     for (url, engine) in engines {
-        let role = dep.role_of(url);
+        let role = decisions.get(url).and_then(|d| d.role);
         let priced = is_priced_role(role);
-        let present = present_keys(ctx.ev, url, *engine);
-        let mut counters = endpoint_counters(ctx, url, *engine, &present, priced, reasons);
+        let families = families_of.get(url).map(|f| &**f);
+        let present = present_in(ctx.ev, url, families, *engine);
+        let mapped = map_series_present(ctx, url, *engine, families, &present);
+        let mut counters = endpoint_counters(ctx, url, mapped, priced, reasons);
         let assessment = adapter(*engine).assess(url, &present, &ctx.tiers);
         if let Some((_, m)) = counters.counters.get(&Counter::Prompt).copied() {
             // A counter created on its first increment is 0 while absent, unless the process
@@ -179,24 +184,21 @@ pub(super) fn map_series<'a>(
     endpoint: &str,
     engine: Engine,
 ) -> BTreeMap<Counter, BTreeMap<Cow<'a, str>, Pools>> {
-    map_series_present(
-        ctx,
-        endpoint,
-        engine,
-        &present_keys(ctx.ev, endpoint, engine),
-    )
+    let families = ctx.ev.families.get(endpoint).map(|f| &**f);
+    let present = present_in(ctx.ev, endpoint, families, engine);
+    map_series_present(ctx, endpoint, engine, families, &present)
 }
 
-/// [`map_series`] with the endpoint's [`present_keys`] at hand.
+/// [`map_series`] with the endpoint's families and [`present_in`] them at hand.
 fn map_series_present<'a>(
     ctx: &Ctx<'a>,
     endpoint: &str,
     engine: Engine,
+    families: Option<&FamilyMap>,
     present: &Present<'_>,
 ) -> BTreeMap<Counter, BTreeMap<Cow<'a, str>, Pools>> {
     let ad = adapter(engine);
     let ev: &'a Evidence = ctx.ev;
-    let families = ev.families.get(endpoint);
     let at = ctx.series_context(endpoint);
     let mut mapped: BTreeMap<Counter, BTreeMap<Cow<'a, str>, Pools>> = BTreeMap::new();
     // An endpoint's series come by spelling: its canonical name is found once per run of them.
@@ -233,12 +235,11 @@ fn map_series_present<'a>(
     mapped
 }
 
-/// Map, bound, pool and check the counters of one engine endpoint.
+/// Pool and check the mapped and bounded counters of one engine endpoint.
 fn endpoint_counters(
     ctx: &Ctx<'_>,
     endpoint: &str,
-    engine: Engine,
-    present: &Present<'_>,
+    mapped: BTreeMap<Counter, BTreeMap<Cow<'_, str>, Pools>>,
     priced: bool,
     reasons: &mut Vec<Reason>,
 ) -> EndpointCounters {
@@ -247,7 +248,7 @@ fn endpoint_counters(
         thinned: ctx.ev.coarsened,
         ..EndpointCounters::default()
     };
-    for (counter, by_family) in map_series_present(ctx, endpoint, engine, present) {
+    for (counter, by_family) in mapped {
         let mut total: Option<Interval> = None;
         let mut weakest = Method::PhaseTotal;
         for (family, pools) in by_family {

@@ -5,7 +5,7 @@
 
 use super::diagnostics;
 use super::evidence::Evidence;
-use super::lookup::all_of_family;
+use super::lookup::{all_of_family, Cursor};
 use super::output::{KvCache, KvEndpoint, Offload, Telemetry};
 use super::roles::RoleDecision;
 use super::tokens::{add_estimates, family_estimate};
@@ -88,6 +88,7 @@ pub fn kv_cache(
     // Per role (indexed by `Role as usize`): `None` when no endpoint has the role, else the
     // summed capacity (`None` inside when some capacity is unknown).
     let mut pools: [Option<Option<f64>>; 5] = [None; 5];
+    let mut decisions = Cursor::new(decisions);
     for (url, e) in engines {
         let role = decisions.get(url).and_then(|d| d.role);
         let cap = diagnostics::capacity(ev, url, *e);
