@@ -79,7 +79,11 @@ pub fn present_in<'a>(
     families: Option<&'a FamilyMap>,
     engine: Engine,
 ) -> Present<'a> {
-    let mut present = Present::of(families.into_iter().flat_map(|f| f.keys().map(|k| &**k)));
+    // Room for the markers added below (four at most: TensorRT-LLM's).
+    let mut present = match families {
+        Some(f) => Present::of_sorted(f.keys().map(|k| &**k), 4),
+        None => Present::default(),
+    };
     match engine {
         Engine::Sglang => {
             let sets: Vec<&Labels> = of_family(&ev.series, endpoint, sglang::CACHED)

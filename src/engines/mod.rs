@@ -142,20 +142,17 @@ pub struct Present<'a> {
 }
 
 impl<'a> Present<'a> {
-    /// The set of `names`.
-    pub fn of(names: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut p = Present::default();
-        for n in names {
-            p.insert(n);
-        }
-        p
+    /// The set of `names`, given sorted and each once (a map's keys), with room for `more`
+    /// names to be inserted.
+    pub fn of_sorted(names: impl ExactSizeIterator<Item = &'a str>, more: usize) -> Self {
+        let mut sorted = Vec::with_capacity(names.len() + more);
+        sorted.extend(names);
+        debug_assert!(sorted.is_sorted_by(|a, b| a < b));
+        Present { names: sorted }
     }
 
     pub fn insert(&mut self, name: &'a str) {
-        // Names mostly come in order (a family map's keys): the end is tried first.
-        if self.names.last().is_none_or(|l| *l < name) {
-            self.names.push(name);
-        } else if let Err(i) = self.names.binary_search(&name) {
+        if let Err(i) = self.names.binary_search(&name) {
             self.names.insert(i, name);
         }
     }
@@ -216,4 +213,24 @@ pub(crate) fn label_is(labels: &Labels, key: &str, value: &str) -> bool {
     labels
         .get(key)
         .is_some_and(|v| v.eq_ignore_ascii_case(value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn present_holds_its_names_and_the_markers_inserted() {
+        let mut p = Present::of_sorted(["a:x", "b", "vllm:y"].into_iter(), 1);
+        for m in ["vllm:y#mark", "0", "b", "zz"] {
+            p.insert(m);
+        }
+        for n in ["0", "a:x", "b", "vllm:y", "vllm:y#mark", "zz"] {
+            assert!(p.contains(n), "{n}");
+        }
+        for n in ["", "a", "vllm:", "c"] {
+            assert!(!p.contains(n), "{n}");
+        }
+        assert_eq!(p.names, ["0", "a:x", "b", "vllm:y", "vllm:y#mark", "zz"]);
+    }
 }

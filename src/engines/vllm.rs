@@ -36,7 +36,8 @@ impl Adapter for Vllm {
         if !family.is_counter_like() {
             return Vec::new();
         }
-        let has_by_source = present.contains(BY_SOURCE);
+        // Asked only of the two families it decides (most series are of neither).
+        let has_by_source = || present.contains(BY_SOURCE);
         match family.key {
             BY_SOURCE => {
                 let mut out = vec![Counter::Prompt];
@@ -51,8 +52,8 @@ impl Adapter for Vllm {
                 }
                 out
             }
-            QUERIES if !has_by_source => vec![Counter::Prompt],
-            HITS if !has_by_source => vec![Counter::HitGpu],
+            QUERIES if !has_by_source() => vec![Counter::Prompt],
+            HITS if !has_by_source() => vec![Counter::HitGpu],
             _ => Vec::new(),
         }
     }

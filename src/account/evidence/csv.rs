@@ -72,9 +72,11 @@ impl Evidence {
         let mut last_sets: Option<(Vec<Arc<Labels>>, Arc<LabelSets>)> = None;
         let mut families = Vec::new();
         // Per endpoint in URL order, put into their maps at the end (`insert_sorted`).
-        let mut families_of = Vec::new();
-        let mut label_sets_of = Vec::new();
-        let mut process_starts = Vec::new();
+        let endpoints = lean.endpoint_urls.len();
+        let mut families_of = Vec::with_capacity(endpoints);
+        let mut label_sets_of = Vec::with_capacity(endpoints);
+        let mut process_starts = Vec::with_capacity(endpoints);
+        let mut sets = Vec::new();
         for group in order.chunk_by(|a, b| endpoint(a) == endpoint(b)) {
             let Some(url) = group
                 .first()
@@ -111,7 +113,7 @@ impl Evidence {
                 }
             };
             families_of.push((url.to_string(), map));
-            let mut sets = Vec::new();
+            sets.clear();
             // The latest series in file order with both `min` and `max` (as a full read).
             let mut process_start: Option<(usize, f64, f64)> = None;
             for &i in group {
@@ -167,7 +169,7 @@ impl Evidence {
                 Some((made_of, known)) if same_sets(made_of, &sets) => Arc::clone(known),
                 _ => {
                     let known = Arc::new(crate::sort::set_of(sets.iter().cloned()));
-                    last_sets = Some((sets, Arc::clone(&known)));
+                    last_sets = Some((sets.clone(), Arc::clone(&known)));
                     known
                 }
             };
