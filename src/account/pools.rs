@@ -201,20 +201,23 @@ fn map_series_present<'a>(
     let ev: &'a Evidence = ctx.ev;
     let at = ctx.series_context(endpoint);
     let mut mapped: BTreeMap<Counter, BTreeMap<Cow<'a, str>, Pools>> = BTreeMap::new();
-    // An endpoint's series come by spelling: its canonical name is found once per run of them.
+    // An endpoint's series come by spelling: its canonical name and its family's type are
+    // found once per run of them.
     let mut canon: Cow<'a, str> = Cow::Borrowed("");
+    let mut metric_type = None;
     let mut canon_of: Option<&Arc<str>> = None;
     for (key, sev) in of_endpoint(&ev.series, endpoint) {
         if !canon_of.is_some_and(|s| Arc::ptr_eq(s, &key.spelling)) {
             canon = ev.series.canonical(&key.spelling);
+            metric_type = families
+                .and_then(|f| f.get(&*canon))
+                .and_then(|i| i.metric_type);
             canon_of = Some(&key.spelling);
         }
         let view = FamilyView {
             key: &canon,
             spelling: &key.spelling,
-            metric_type: families
-                .and_then(|f| f.get(&*canon))
-                .and_then(|i| i.metric_type),
+            metric_type,
         };
         let counters = ad.map_series(&view, &key.labels, present, &ctx.tiers);
         if counters.is_empty() {
