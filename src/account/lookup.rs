@@ -2,6 +2,10 @@
 //! A [`SeriesKey`] sorts by endpoint first, so one endpoint's series are a contiguous run of
 //! the table: a stage asking about one endpoint pays O(log n + its series), never a scan of
 //! every series of the run (which made accounting quadratic in endpoints).
+//!
+//! Also the walks of the maps keyed by endpoint URL: stages go through the endpoints in URL
+//! order, so a [`Cursor`] finds each one's value by stepping forward, and [`insert_sorted`]
+//! fills such a map from pairs made in that order.
 
 use super::evidence::{SeriesKey, SeriesMap};
 use std::collections::{btree_map, BTreeMap, BTreeSet};
