@@ -87,23 +87,18 @@ impl<'a, V> Cursor<'a, V> {
 /// right edge of the tree comparing with each key there (with many endpoints, most of the
 /// string comparisons of a run).
 pub fn insert_sorted<K: Ord, V>(map: &mut BTreeMap<K, V>, mut pairs: Vec<(K, V)>) {
-    // Of equal keys the last holds: `dedup_by` keeps the first of a run, so the later value
-    // is moved into it first.
-    pairs.dedup_by(|later, kept| {
-        let same = later.0 == kept.0;
-        if same {
-            std::mem::swap(later, kept);
+    while let Some((k, v)) = pairs.pop() {
+        // Of equal keys the last holds: the earlier ones are dropped.
+        while pairs.last().is_some_and(|(p, _)| *p == k) {
+            pairs.pop();
         }
-        same
-    });
-    for (k, v) in pairs.into_iter().rev() {
         map.insert(k, v);
     }
 }
 
 /// [`insert_sorted`] for a set: `items` sorted.
-pub fn insert_sorted_set<T: Ord>(set: &mut BTreeSet<T>, items: Vec<T>) {
-    for item in items.into_iter().rev() {
+pub fn insert_sorted_set<T: Ord>(set: &mut BTreeSet<T>, mut items: Vec<T>) {
+    while let Some(item) = items.pop() {
         set.insert(item);
     }
 }
