@@ -3,12 +3,12 @@
 //! prefixes it exports; a framework name is only a tie-break hint), and the facts roles are
 //! decided from. Also what an engine adapter sees of an endpoint (`present_keys`).
 
-use super::evidence::Evidence;
-use super::lookup::of_family;
+use super::evidence::{Evidence, FamilyMap};
+use super::lookup::{insert_sorted, of_family, Cursor};
 use super::roles::EndpointFacts;
-use crate::engines::{detect_engine, dynamo, sglang, trtllm, Counter, Engine};
+use crate::engines::{detect_engine, dynamo, sglang, trtllm, Counter, Engine, Present};
 use crate::model::{Labels, LaunchFacts, MetricType};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The run's endpoints: role facts for every one, the engine of those that run one.
@@ -22,37 +22,68 @@ pub struct Endpoints {
 pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
     let framework = launch.and_then(|l| l.framework.as_deref());
     let mut out = Endpoints::default();
-    let no_families = BTreeMap::new();
+    let no_families = Arc::new(FamilyMap::new());
+    let (mut families_of, mut label_sets_of) =
+        (Cursor::new(&ev.families), Cursor::new(&ev.label_sets));
+    // Endpoints of one deployment share one family map (`share_equal`): what it says is
+    // found once for them all.
+    let mut last: Option<(&Arc<FamilyMap>, Option<Engine>, bool)> = None;
+    // In URL order, put into the maps at the end (`insert_sorted`).
+    let (mut facts, mut engines) = (Vec::new(), Vec::new());
     for url in &ev.endpoints {
-        let fams = ev.families.get(url).map_or(&no_families, |f| &**f);
-        let engine = detect_engine(fams.keys().map(|k| &**k), framework);
-        let label_sets: Vec<Arc<Labels>> = ev
-            .label_sets
+        let fams = families_of.get(url).unwrap_or(&no_families);
+        let (engine, has_frontend) = match last {
+            Some((f, engine, frontend)) if Arc::ptr_eq(f, fams) => (engine, frontend),
+            _ => {
+                let engine = detect_engine(fams.keys().map(|k| &**k), framework);
+                let frontend = fams.keys().any(|k| dynamo::is_frontend_family(k));
+                last = Some((fams, engine, frontend));
+                (engine, frontend)
+            }
+        };
+        let label_sets: Vec<Arc<Labels>> = label_sets_of
             .get(url)
             .map(|s| s.iter().cloned().collect())
             .unwrap_or_default();
-        out.facts.insert(
+        facts.push((
             url.clone(),
             EndpointFacts {
                 has_engine: engine.is_some(),
-                has_frontend: fams.keys().any(|k| dynamo::is_frontend_family(k)),
+                has_frontend,
                 label_sets,
             },
-        );
+        ));
         if let Some(e) = engine {
-            out.engines.insert(url.clone(), e);
+            engines.push((url.clone(), e));
         }
     }
+    insert_sorted(&mut out.facts, facts);
+    insert_sorted(&mut out.engines, engines);
     out
 }
 
 /// The families an adapter may consult, plus markers for facts that depend on labels or type.
-pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<String> {
-    let mut present: BTreeSet<String> = ev
-        .families
-        .get(endpoint)
-        .map(|f| crate::sort::set_of(f.keys().map(|k| k.to_string())))
-        .unwrap_or_default();
+pub fn present_keys<'a>(ev: &'a Evidence, endpoint: &str, engine: Engine) -> Present<'a> {
+    present_in(
+        ev,
+        endpoint,
+        ev.families.get(endpoint).map(|f| &**f),
+        engine,
+    )
+}
+
+/// [`present_keys`] with the endpoint's families at hand.
+pub fn present_in<'a>(
+    ev: &'a Evidence,
+    endpoint: &str,
+    families: Option<&'a FamilyMap>,
+    engine: Engine,
+) -> Present<'a> {
+    // Room for the markers added below (four at most: TensorRT-LLM's).
+    let mut present = match families {
+        Some(f) => Present::of_sorted(f.keys().map(|k| &**k), 4),
+        None => Present::default(),
+    };
     match engine {
         Engine::Sglang => {
             let sets: Vec<&Labels> = of_family(&ev.series, endpoint, sglang::CACHED)
@@ -60,18 +91,16 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
                 .collect();
             match sglang::breakdown(sets) {
                 sglang::Breakdown::Tiers => {
-                    present.insert(sglang::MARK_TIERS.to_string());
+                    present.insert(sglang::MARK_TIERS);
                 }
                 sglang::Breakdown::TotalOnly => {
-                    present.insert(sglang::MARK_TOTAL_ONLY.to_string());
+                    present.insert(sglang::MARK_TOTAL_ONLY);
                 }
                 sglang::Breakdown::Unlabelled => {}
             }
         }
         Engine::Trtllm => {
-            let is_counter = ev
-                .families
-                .get(endpoint)
+            let is_counter = families
                 .and_then(|f| f.get(trtllm::CACHED))
                 .is_some_and(|i| {
                     !matches!(
@@ -83,18 +112,13 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
                     .next()
                     .is_some();
             if is_counter {
-                present.insert(trtllm::MARK_CACHED_COUNTER.to_string());
+                present.insert(trtllm::MARK_CACHED_COUNTER);
             }
-            let fam_type = |k: &str| {
-                ev.families
-                    .get(endpoint)
-                    .and_then(|f| f.get(k))
-                    .map(|i| i.metric_type)
-            };
+            let fam_type = |k: &str| families.and_then(|f| f.get(k)).map(|i| i.metric_type);
             if fam_type(trtllm::CACHED_PER_REQUEST).is_some()
                 || fam_type(trtllm::CACHED) == Some(Some(MetricType::Histogram))
             {
-                present.insert(trtllm::MARK_CACHED_HISTOGRAM.to_string());
+                present.insert(trtllm::MARK_CACHED_HISTOGRAM);
             }
             let tier_present = |c: Counter| {
                 of_family(&ev.series, endpoint, trtllm::BY_TIER).any(|(k, _)| {
@@ -105,10 +129,10 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
                 })
             };
             if tier_present(Counter::HitCpu) {
-                present.insert(trtllm::MARK_HOST_TIER.to_string());
+                present.insert(trtllm::MARK_HOST_TIER);
             }
             if tier_present(Counter::HitExternal) {
-                present.insert(trtllm::MARK_EXTERNAL_TIER.to_string());
+                present.insert(trtllm::MARK_EXTERNAL_TIER);
             }
         }
         Engine::Vllm => {
@@ -119,7 +143,7 @@ pub fn present_keys(ev: &Evidence, endpoint: &str, engine: Engine) -> BTreeSet<S
                         .is_some_and(|v| v.eq_ignore_ascii_case("external_kv_transfer"))
                 });
             if external {
-                present.insert(crate::engines::vllm::MARK_EXTERNAL_SOURCE.to_string());
+                present.insert(crate::engines::vllm::MARK_EXTERNAL_SOURCE);
             }
         }
         Engine::Atom => {}

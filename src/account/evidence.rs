@@ -75,8 +75,8 @@ impl SeriesEvidence {
     }
 }
 
-/// Key of one series.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// Key of one series. Ordered by endpoint URL, spelling, then labels.
+#[derive(Debug, Clone)]
 pub struct SeriesKey {
     /// Shared by every series of the endpoint (see [`share_name`]): a many-endpoint run has
     /// ~100k keys, and a copy each was most of the evidence's memory.
@@ -85,6 +85,44 @@ pub struct SeriesKey {
     pub spelling: Arc<str>,
     /// Shared by every series with the same label set (see `Evidence::intern`).
     pub labels: Arc<Labels>,
+}
+
+/// One shared part of two keys: the same copy is equal without a look at its contents (keys
+/// share their parts, so most parts compared are one copy).
+fn part_cmp<T: Ord + ?Sized>(a: &Arc<T>, b: &Arc<T>) -> std::cmp::Ordering {
+    if Arc::ptr_eq(a, b) {
+        std::cmp::Ordering::Equal
+    } else {
+        (**a).cmp(&**b)
+    }
+}
+
+fn part_eq<T: PartialEq + ?Sized>(a: &Arc<T>, b: &Arc<T>) -> bool {
+    Arc::ptr_eq(a, b) || **a == **b
+}
+
+impl PartialEq for SeriesKey {
+    fn eq(&self, other: &Self) -> bool {
+        part_eq(&self.endpoint_url, &other.endpoint_url)
+            && part_eq(&self.spelling, &other.spelling)
+            && part_eq(&self.labels, &other.labels)
+    }
+}
+
+impl Eq for SeriesKey {}
+
+impl Ord for SeriesKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        part_cmp(&self.endpoint_url, &other.endpoint_url)
+            .then_with(|| part_cmp(&self.spelling, &other.spelling))
+            .then_with(|| part_cmp(&self.labels, &other.labels))
+    }
+}
+
+impl PartialOrd for SeriesKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// A family as seen on one endpoint. (Which spellings it came under is in the series keys:
@@ -341,14 +379,34 @@ pub fn collect_with(run: &Run, mut fold: ScrapeFold) -> Evidence {
     }
     share_equal(&mut ev.families);
     share_equal(&mut ev.label_sets);
-    let named: Vec<String> = ev
-        .families
-        .keys()
-        .chain(ev.label_sets.keys())
-        .cloned()
-        .collect();
-    ev.endpoints.extend(named);
+    let named = sorted_union(ev.families.keys(), ev.label_sets.keys());
+    super::lookup::insert_sorted_set(&mut ev.endpoints, named);
     ev
+}
+
+/// The strings of two sorted sequences, each once, sorted.
+fn sorted_union<'a>(
+    a: impl Iterator<Item = &'a String>,
+    b: impl Iterator<Item = &'a String>,
+) -> Vec<String> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    let mut out = Vec::new();
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x < y => a.next(),
+            (Some(x), Some(y)) if x > y => b.next(),
+            (Some(_), Some(_)) => {
+                b.next();
+                a.next()
+            }
+            (Some(_), None) => a.next(),
+            (None, _) => b.next(),
+        };
+        match next {
+            Some(s) => out.push(s.clone()),
+            None => return out,
+        }
+    }
 }
 
 /// Fold the run's scrapes (sorted by endpoint, then time, then file) with their files.

@@ -2,8 +2,14 @@
 //! A [`SeriesKey`] sorts by endpoint first, so one endpoint's series are a contiguous run of
 //! the table: a stage asking about one endpoint pays O(log n + its series), never a scan of
 //! every series of the run (which made accounting quadratic in endpoints).
+//!
+//! Also the walks of the maps keyed by endpoint URL: stages go through the endpoints in URL
+//! order, so a [`Cursor`] finds each one's value by stepping forward, and [`insert_sorted`]
+//! fills such a map from pairs made in that order.
 
 use super::evidence::{SeriesKey, SeriesMap};
+use std::collections::{btree_map, BTreeMap, BTreeSet};
+use std::iter::Peekable;
 use std::sync::Arc;
 
 /// The entries of `map` whose key is on `endpoint`, in key order.
@@ -22,15 +28,79 @@ pub fn of_family<'a, V>(
     endpoint: &str,
     family: &'a str,
 ) -> impl Iterator<Item = (&'a SeriesKey, &'a V)> + 'a {
+    of_endpoint(map, endpoint).filter(in_family(map, family))
+}
+
+/// The entries of `map` on every endpoint under any spelling of the canonical `family`, in
+/// key order (spellings looked up as in [`of_family`]: no name made per series).
+pub fn all_of_family<'a, V>(
+    map: &'a SeriesMap<V>,
+    family: &'a str,
+) -> impl Iterator<Item = (&'a SeriesKey, &'a V)> + 'a {
+    map.iter().filter(in_family(map, family))
+}
+
+/// Is an entry's key of the canonical `family`? Keys of one spelling come in runs (they share
+/// it), so the answer for the last spelling is kept.
+fn in_family<'a, V>(
+    map: &'a SeriesMap<V>,
+    family: &'a str,
+) -> impl FnMut(&(&'a SeriesKey, &'a V)) -> bool + 'a {
     let mut last: Option<(&'a Arc<str>, bool)> = None;
-    of_endpoint(map, endpoint).filter(move |(k, _)| match last {
+    move |(k, _)| match last {
         Some((s, yes)) if Arc::ptr_eq(s, &k.spelling) => yes,
         _ => {
             let yes = map.canonical(&k.spelling) == family;
             last = Some((&k.spelling, yes));
             yes
         }
-    })
+    }
+}
+
+/// The values of a map keyed by endpoint URL, asked for in URL order (as stages walk the
+/// endpoints): each found by stepping forward from the last, not by a search from the root
+/// (which compares the URL with a dozen or more others).
+pub struct Cursor<'a, V> {
+    rest: Peekable<btree_map::Iter<'a, String, V>>,
+}
+
+impl<'a, V> Cursor<'a, V> {
+    pub fn new(map: &'a BTreeMap<String, V>) -> Self {
+        Cursor {
+            rest: map.iter().peekable(),
+        }
+    }
+
+    /// The value of `key`; keys asked for must not decrease (an earlier key is not found).
+    pub fn get(&mut self, key: &str) -> Option<&'a V> {
+        while self.rest.next_if(|(k, _)| k.as_str() < key).is_some() {}
+        self.rest
+            .peek()
+            .filter(|(k, _)| k.as_str() == key)
+            .map(|(_, v)| *v)
+    }
+}
+
+/// Insert `pairs`, sorted by key, into `map`, as inserting them in order would (a later pair
+/// of an equal key replaces the value). They go in from the last: each search then stops at
+/// the first key of every node on its way, where in ascending order every search walks the
+/// right edge of the tree comparing with each key there (with many endpoints, most of the
+/// string comparisons of a run).
+pub fn insert_sorted<K: Ord, V>(map: &mut BTreeMap<K, V>, mut pairs: Vec<(K, V)>) {
+    while let Some((k, v)) = pairs.pop() {
+        // Of equal keys the last holds: the earlier ones are dropped.
+        while pairs.last().is_some_and(|(p, _)| *p == k) {
+            pairs.pop();
+        }
+        map.insert(k, v);
+    }
+}
+
+/// [`insert_sorted`] for a set: `items` sorted.
+pub fn insert_sorted_set<T: Ord>(set: &mut BTreeSet<T>, mut items: Vec<T>) {
+    while let Some(item) = items.pop() {
+        set.insert(item);
+    }
 }
 
 #[cfg(test)]
@@ -79,6 +149,34 @@ mod tests {
             all.windows(2).all(|w| w[0] < w[1]),
             "in key order, each once"
         );
+    }
+
+    #[test]
+    fn a_cursor_finds_what_get_finds_for_increasing_keys() {
+        let map: BTreeMap<String, u32> = ["a", "a:1", "b", "d"]
+            .iter()
+            .zip(0..)
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let mut cursor = Cursor::new(&map);
+        for k in ["", "a", "a", "a:0", "a:1", "c", "d", "e"] {
+            assert_eq!(cursor.get(k), map.get(k), "{k}");
+        }
+    }
+
+    #[test]
+    fn sorted_inserts_build_what_inserts_in_order_build() {
+        let pairs = vec![(1, "a"), (2, "b"), (2, "c"), (5, "d"), (7, "e"), (7, "f")];
+        let mut ours = BTreeMap::from([(5, "x"), (9, "y")]);
+        let mut theirs = ours.clone();
+        insert_sorted(&mut ours, pairs.clone());
+        for (k, v) in pairs {
+            theirs.insert(k, v);
+        }
+        assert_eq!(ours, theirs);
+        let mut set = BTreeSet::from([3, 8]);
+        insert_sorted_set(&mut set, vec![1, 3, 3, 4, 9]);
+        assert_eq!(set, BTreeSet::from([1, 3, 4, 8, 9]));
     }
 
     #[test]

@@ -408,8 +408,13 @@ pub fn endpoint_sources(
     // Per role, each counter's sum (indexed by `Counter as usize`, as `Counter::ALL`).
     let mut by_role: StrMap<[Option<Interval>; Counter::ALL.len()]> = StrMap::new();
     let mut sources = Vec::new();
+    // Both in URL order, as the decisions.
+    let (mut per_endpoint, mut engine_of) = (
+        super::lookup::Cursor::new(&counted.per_endpoint),
+        super::lookup::Cursor::new(engines),
+    );
     for (url, d) in &dep.decisions {
-        let e = counted.per_endpoint.get(url);
+        let e = per_endpoint.get(url);
         let mut counters = Counters::default();
         let mut methods = BTreeMap::new();
         let role = d.role.map(role_name).unwrap_or("unresolved");
@@ -432,7 +437,7 @@ pub fn endpoint_sources(
             endpoint_url: url.clone(),
             role: d.role,
             role_source: d.source,
-            engine: engines.get(url).copied(),
+            engine: engine_of.get(url).copied(),
             priced: is_priced_role(d.role),
             counters,
             methods,

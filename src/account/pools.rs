@@ -4,15 +4,17 @@
 //! are summed. A priced counter under two alias names, disagreeing replicas, resets,
 //! contradicting evidence and non-finite values are reasons here.
 
-use super::endpoints::present_keys;
+use super::endpoints::present_in;
 use super::evidence::SeriesKey;
+use super::evidence::{Evidence, FamilyMap};
 use super::interval::{bound, Bounded, Interval, Method};
-use super::lookup::of_endpoint;
+use super::lookup::{of_endpoint, Cursor};
 use super::roles::{is_priced_role, Deployment};
 use super::verdict::{Reason, ReasonCode};
 use super::Ctx;
-use crate::engines::{adapter, Counter, Engine, FamilyView, REPLICA_LABELS};
+use crate::engines::{adapter, Counter, Engine, FamilyView, Present, REPLICA_LABELS};
 use crate::model::{Labels, Role};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -73,11 +75,17 @@ pub fn count(
         cpu_measured_all: !dep.priced.is_empty(),
         ..Counted::default()
     };
+    let mut per_endpoint = Vec::with_capacity(engines.len());
+    // Both in URL order, as `engines`.
+    let (mut decisions, mut families_of) =
+        (Cursor::new(&dep.decisions), Cursor::new(&ctx.ev.families));
     for (url, engine) in engines {
-        let role = dep.role_of(url);
+        let role = decisions.get(url).and_then(|d| d.role);
         let priced = is_priced_role(role);
-        let present = present_keys(ctx.ev, url, *engine);
-        let mut counters = endpoint_counters(ctx, url, *engine, &present, priced, reasons);
+        let families = families_of.get(url).map(|f| &**f);
+        let present = present_in(ctx.ev, url, families, *engine);
+        let mapped = map_series_present(ctx, url, *engine, families, &present);
+        let mut counters = endpoint_counters(ctx, url, mapped, priced, reasons);
         let assessment = adapter(*engine).assess(url, &present, &ctx.tiers);
         if let Some((_, m)) = counters.counters.get(&Counter::Prompt).copied() {
             // A counter created on its first increment is 0 while absent, unless the process
@@ -119,8 +127,9 @@ pub fn count(
                 .at(url.clone()),
             );
         }
-        out.per_endpoint.insert(url.clone(), counters);
+        per_endpoint.push((url.clone(), counters));
     }
+    super::lookup::insert_sorted(&mut out.per_endpoint, per_endpoint);
     out
 }
 
@@ -170,45 +179,45 @@ fn agree(a: &Bounded, b: &Bounded) -> bool {
 }
 
 /// Map and bound the series of one endpoint: counter → canonical family → pool → replicas.
-pub(super) fn map_series(
-    ctx: &Ctx<'_>,
+pub(super) fn map_series<'a>(
+    ctx: &Ctx<'a>,
     endpoint: &str,
     engine: Engine,
-) -> BTreeMap<Counter, BTreeMap<String, Pools>> {
-    map_series_present(
-        ctx,
-        endpoint,
-        engine,
-        &present_keys(ctx.ev, endpoint, engine),
-    )
+) -> BTreeMap<Counter, BTreeMap<Cow<'a, str>, Pools>> {
+    let families = ctx.ev.families.get(endpoint).map(|f| &**f);
+    let present = present_in(ctx.ev, endpoint, families, engine);
+    map_series_present(ctx, endpoint, engine, families, &present)
 }
 
-/// [`map_series`] with the endpoint's [`present_keys`] at hand.
-fn map_series_present(
-    ctx: &Ctx<'_>,
+/// [`map_series`] with the endpoint's families and [`present_in`] them at hand.
+fn map_series_present<'a>(
+    ctx: &Ctx<'a>,
     endpoint: &str,
     engine: Engine,
-    present: &BTreeSet<String>,
-) -> BTreeMap<Counter, BTreeMap<String, Pools>> {
+    families: Option<&FamilyMap>,
+    present: &Present<'_>,
+) -> BTreeMap<Counter, BTreeMap<Cow<'a, str>, Pools>> {
     let ad = adapter(engine);
-    let families = ctx.ev.families.get(endpoint);
+    let ev: &'a Evidence = ctx.ev;
     let at = ctx.series_context(endpoint);
-    let mut mapped: BTreeMap<Counter, BTreeMap<String, Pools>> = BTreeMap::new();
-    // An endpoint's series come by spelling: its canonical name is made once per run of them.
-    let mut canon = String::new();
+    let mut mapped: BTreeMap<Counter, BTreeMap<Cow<'a, str>, Pools>> = BTreeMap::new();
+    // An endpoint's series come by spelling: its canonical name and its family's type are
+    // found once per run of them.
+    let mut canon: Cow<'a, str> = Cow::Borrowed("");
+    let mut metric_type = None;
     let mut canon_of: Option<&Arc<str>> = None;
-    for (key, sev) in of_endpoint(&ctx.ev.series, endpoint) {
+    for (key, sev) in of_endpoint(&ev.series, endpoint) {
         if !canon_of.is_some_and(|s| Arc::ptr_eq(s, &key.spelling)) {
-            canon.clear();
-            canon.push_str(&ctx.ev.series.canonical(&key.spelling));
+            canon = ev.series.canonical(&key.spelling);
+            metric_type = families
+                .and_then(|f| f.get(&*canon))
+                .and_then(|i| i.metric_type);
             canon_of = Some(&key.spelling);
         }
         let view = FamilyView {
             key: &canon,
             spelling: &key.spelling,
-            metric_type: families
-                .and_then(|f| f.get(canon.as_str()))
-                .and_then(|i| i.metric_type),
+            metric_type,
         };
         let counters = ad.map_series(&view, &key.labels, present, &ctx.tiers);
         if counters.is_empty() {
@@ -229,12 +238,11 @@ fn map_series_present(
     mapped
 }
 
-/// Map, bound, pool and check the counters of one engine endpoint.
+/// Pool and check the mapped and bounded counters of one engine endpoint.
 fn endpoint_counters(
     ctx: &Ctx<'_>,
     endpoint: &str,
-    engine: Engine,
-    present: &BTreeSet<String>,
+    mapped: BTreeMap<Counter, BTreeMap<Cow<'_, str>, Pools>>,
     priced: bool,
     reasons: &mut Vec<Reason>,
 ) -> EndpointCounters {
@@ -243,7 +251,7 @@ fn endpoint_counters(
         thinned: ctx.ev.coarsened,
         ..EndpointCounters::default()
     };
-    for (counter, by_family) in map_series_present(ctx, endpoint, engine, present) {
+    for (counter, by_family) in mapped {
         let mut total: Option<Interval> = None;
         let mut weakest = Method::PhaseTotal;
         for (family, pools) in by_family {
@@ -295,40 +303,40 @@ fn replica_hull(series: &[&Bounded]) -> Interval {
 
 /// One counter under several spellings on one endpoint: refused when priced, else the first
 /// spelling is kept. Returns the spelling kept.
-fn alias_check(
+fn alias_check<'p>(
     counter: Counter,
     family: &str,
-    pools: &Pools,
+    pools: &'p Pools,
     endpoint: &str,
     priced: bool,
     reasons: &mut Vec<Reason>,
-) -> String {
+) -> &'p str {
+    let mut spellings = pools.values().flatten().map(|(k, _)| &k.spelling);
+    let Some(first) = spellings.next() else {
+        return "";
+    };
+    // Mostly one spelling (shared by its keys): no set is made for it.
+    if spellings.all(|s| Arc::ptr_eq(s, first) || *s == *first) {
+        return first;
+    }
     let spellings: BTreeSet<&str> =
         crate::sort::set_of(pools.values().flatten().map(|(k, _)| &*k.spelling));
-    if spellings.len() > 1 {
-        let names = spellings.iter().copied().collect::<Vec<_>>().join(", ");
-        let n = spellings.len();
-        let c = counter.as_str();
-        let reason = if counter.is_priced() && priced {
-            Reason::new(
-                ReasonCode::AliasCollision,
-                format!(
-                    "{c} is exported under {n} names ({names}): refusing to guess which to price"
-                ),
-            )
-        } else {
-            Reason::new(
-                ReasonCode::AliasDropped,
-                format!("{c} is exported under {n} names ({names}); kept the first"),
-            )
-        };
-        reasons.push(reason.at(endpoint).metric(family));
-    }
-    spellings
-        .iter()
-        .next()
-        .map(|s| s.to_string())
-        .unwrap_or_default()
+    let names = spellings.iter().copied().collect::<Vec<_>>().join(", ");
+    let n = spellings.len();
+    let c = counter.as_str();
+    let reason = if counter.is_priced() && priced {
+        Reason::new(
+            ReasonCode::AliasCollision,
+            format!("{c} is exported under {n} names ({names}): refusing to guess which to price"),
+        )
+    } else {
+        Reason::new(
+            ReasonCode::AliasDropped,
+            format!("{c} is exported under {n} names ({names}); kept the first"),
+        )
+    };
+    reasons.push(reason.at(endpoint).metric(family));
+    spellings.iter().next().copied().unwrap_or_default()
 }
 
 /// The checks on the replica series of one pool of a priced counter. A restart of the whole

@@ -8,30 +8,38 @@
 
 use super::evidence::Evidence;
 use super::interval::Window;
+use super::lookup::{insert_sorted, Cursor};
 use std::collections::BTreeMap;
 
 /// Per endpoint: why its process is known to have restarted inside the window.
 pub fn restarts(ev: &Evidence, window: Option<Window>) -> BTreeMap<String, String> {
-    crate::sort::map_of(
-        ev.endpoints
-            .iter()
-            .filter_map(|url| restart_evidence(ev, url, window).map(|why| (url.clone(), why))),
-    )
+    // Both in URL order, as the endpoints.
+    let mut stats = Cursor::new(&ev.process_start_stats);
+    let mut samples = Cursor::new(&ev.process_start_samples);
+    let found: Vec<(String, String)> = ev
+        .endpoints
+        .iter()
+        .filter_map(|url| {
+            let (stats, samples) = (stats.get(url), samples.get(url));
+            restart_evidence(stats, samples, window).map(|why| (url.clone(), why))
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    insert_sorted(&mut out, found);
+    out
 }
 
-fn restart_evidence(ev: &Evidence, endpoint: &str, window: Option<Window>) -> Option<String> {
-    let latest_start = ev
-        .process_start_stats
-        .get(endpoint)
+/// Why one endpoint is known to have restarted, from its `process_start_time_seconds`
+/// (min, max) over the export and its raw samples.
+fn restart_evidence(
+    stats: Option<&(f64, f64)>,
+    samples: Option<&Vec<(u64, f64)>>,
+    window: Option<Window>,
+) -> Option<String> {
+    let latest_start = stats
         .map(|s| s.1)
         .into_iter()
-        .chain(
-            ev.process_start_samples
-                .get(endpoint)
-                .into_iter()
-                .flatten()
-                .map(|s| s.1),
-        )
+        .chain(samples.into_iter().flatten().map(|s| s.1))
         .filter(|v| v.is_finite())
         .fold(None, |acc: Option<f64>, v| {
             Some(acc.map_or(v, |a| a.max(v)))
@@ -46,7 +54,7 @@ fn restart_evidence(ev: &Evidence, endpoint: &str, window: Option<Window>) -> Op
             ));
         }
     }
-    if let Some((lo, hi)) = ev.process_start_stats.get(endpoint) {
+    if let Some((lo, hi)) = stats {
         if hi > lo {
             let at = |s: f64| crate::utc::utc_seconds(s).unwrap_or_else(|| format!("{s} s"));
             return Some(format!(
@@ -56,7 +64,7 @@ fn restart_evidence(ev: &Evidence, endpoint: &str, window: Option<Window>) -> Op
             ));
         }
     }
-    let samples = ev.process_start_samples.get(endpoint)?;
+    let samples = samples?;
     let (from, to) = match window {
         Some(w) => (
             samples

@@ -120,11 +120,13 @@ pub fn assign(
         engine_endpoints,
         disaggregated_run,
     };
-    crate::sort::map_of(
-        endpoints
-            .iter()
-            .map(|(url, facts)| (url.clone(), decide(url, facts, &run, reasons))),
-    )
+    let decided: Vec<(String, RoleDecision)> = endpoints
+        .iter()
+        .map(|(url, facts)| (url.clone(), decide(url, facts, &run, reasons)))
+        .collect();
+    let mut decisions = BTreeMap::new();
+    super::lookup::insert_sorted(&mut decisions, decided);
+    decisions
 }
 
 /// What deciding one endpoint's role needs to know about the run.
@@ -335,15 +337,18 @@ impl Deployment {
         decisions: BTreeMap<String, RoleDecision>,
         engines: &BTreeMap<String, Engine>,
     ) -> Self {
-        let role = |u: &String| decisions.get(u).and_then(|d| d.role);
-        let priced = engines
+        // Each engine endpoint's role, in URL order.
+        let mut decided = super::lookup::Cursor::new(&decisions);
+        let roles: Vec<(&String, Option<Role>)> = engines
             .keys()
-            .filter(|u| is_priced_role(role(u)))
-            .cloned()
+            .map(|u| (u, decided.get(u).and_then(|d| d.role)))
             .collect();
-        let maybe_priced = engines
-            .keys()
-            .any(|u| is_priced_role(role(u)) || role(u).is_none());
+        let priced = roles
+            .iter()
+            .filter(|(_, r)| is_priced_role(*r))
+            .map(|(u, _)| (*u).clone())
+            .collect();
+        let maybe_priced = roles.iter().any(|(_, r)| is_priced_role(*r) || r.is_none());
         Deployment {
             decisions,
             priced,
@@ -370,6 +375,7 @@ pub fn roles_block(dep: &Deployment, engines: &BTreeMap<String, Engine>) -> Role
         unresolved: vec![],
     };
     let mut sources_used: BTreeSet<RoleSource> = BTreeSet::new();
+    let mut engine_of = super::lookup::Cursor::new(engines);
     for (url, d) in &dep.decisions {
         let list = match d.role {
             Some(Role::Prefill) => &mut out.prefill,
@@ -380,7 +386,7 @@ pub fn roles_block(dep: &Deployment, engines: &BTreeMap<String, Engine>) -> Role
             None => &mut out.unresolved,
         };
         list.push(url.clone());
-        if d.role.is_some() && engines.contains_key(url) {
+        if d.role.is_some() && engine_of.get(url).is_some() {
             sources_used.insert(d.source);
         }
     }

@@ -5,14 +5,14 @@
 
 use super::diagnostics;
 use super::evidence::Evidence;
+use super::lookup::{all_of_family, Cursor};
 use super::output::{KvCache, KvEndpoint, Offload, Telemetry};
 use super::roles::RoleDecision;
-use super::tokens::family_estimate;
+use super::tokens::{add_estimates, family_estimate};
 use super::verdict::{Reason, ReasonCode};
 use super::Ctx;
 use crate::engines::{dynamo, Engine};
 use crate::model::{Role, RunSummary};
-use crate::read::names::canonical_family;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Ratio gauges (means of series averages), frontend and vLLM hit ratios; the notes saying
@@ -53,10 +53,7 @@ pub fn telemetry(
     }
     let mut telemetry = Telemetry::default();
     for name in &ratio_gauges {
-        let vals: Vec<f64> = ev
-            .gauges
-            .iter()
-            .filter(|(k, _)| canonical_family(&k.spelling) == *name)
+        let vals: Vec<f64> = all_of_family(&ev.gauges, name)
             .filter_map(|(_, (a, _))| a.filter(|v| v.is_finite()))
             .collect();
         if !vals.is_empty() {
@@ -91,6 +88,7 @@ pub fn kv_cache(
     // Per role (indexed by `Role as usize`): `None` when no endpoint has the role, else the
     // summed capacity (`None` inside when some capacity is unknown).
     let mut pools: [Option<Option<f64>>; 5] = [None; 5];
+    let mut decisions = Cursor::new(decisions);
     for (url, e) in engines {
         let role = decisions.get(url).and_then(|d| d.role);
         let cap = diagnostics::capacity(ev, url, *e);
@@ -131,19 +129,19 @@ pub fn offload(engines: &BTreeMap<String, Engine>, ctx: &Ctx<'_>) -> Offload {
         let Some(fams) = diagnostics::offload_families(*e) else {
             continue;
         };
-        let eps = [url];
-        let add = |slot: &mut Option<f64>, fam: &str| {
-            if fam.is_empty() {
-                return;
-            }
-            if let Some(v) = family_estimate(ctx, &eps, fam) {
+        let mut found = [None; 4];
+        add_estimates(ctx, url, &fams, &mut found);
+        let slots = [
+            &mut o.bytes_gpu_to_cpu,
+            &mut o.bytes_cpu_to_gpu,
+            &mut o.time_gpu_to_cpu_s,
+            &mut o.time_cpu_to_gpu_s,
+        ];
+        for (slot, v) in slots.into_iter().zip(found) {
+            if let Some(v) = v {
                 *slot = Some(slot.unwrap_or(0.0) + v);
             }
-        };
-        add(&mut o.bytes_gpu_to_cpu, fams[0]);
-        add(&mut o.bytes_cpu_to_gpu, fams[1]);
-        add(&mut o.time_gpu_to_cpu_s, fams[2]);
-        add(&mut o.time_cpu_to_gpu_s, fams[3]);
+        }
     }
     let bw = |b: Option<f64>, t: Option<f64>| match (b, t) {
         (Some(b), Some(t)) if t > 0.0 => Some(b / t),
@@ -156,10 +154,7 @@ pub fn offload(engines: &BTreeMap<String, Engine>, ctx: &Ctx<'_>) -> Offload {
 
 fn frontend_hit_rate(ev: &Evidence) -> Option<f64> {
     let sum_of = |fam: &str| -> Option<f64> {
-        let v: Vec<f64> = ev
-            .histograms
-            .iter()
-            .filter(|(k, _)| canonical_family(&k.spelling) == fam)
+        let v: Vec<f64> = all_of_family(&ev.histograms, fam)
             .filter_map(|(_, (_, s))| *s)
             .collect();
         (!v.is_empty()).then(|| v.iter().sum())

@@ -5,15 +5,15 @@
 use super::diagnostics;
 use super::evidence::Evidence;
 use super::interval::{bound, Interval};
-use super::lookup::of_family;
+use super::lookup::{all_of_family, of_endpoint};
 use super::output::{TokenSource, Tokens};
 use super::request_scope;
 use super::roles::RoleDecision;
 use super::Ctx;
 use crate::engines::{dynamo, Engine};
 use crate::model::Role;
-use crate::read::names::canonical_family;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// The estimate of a non-canonical counter family summed over some endpoints (each counted
 /// once), added in series-key order so the sum does not depend on the order given.
@@ -21,13 +21,45 @@ pub fn family_estimate(ctx: &Ctx<'_>, endpoints: &[&String], family: &str) -> Op
     let endpoints: BTreeSet<&str> = crate::sort::set_of(endpoints.iter().map(|e| e.as_str()));
     let mut total = None;
     for endpoint in endpoints {
-        let at = ctx.series_context(endpoint);
-        for (_, sev) in of_family(&ctx.ev.series, endpoint, family) {
-            let b = bound(sev, &at, ctx.policy);
-            total = Some(total.unwrap_or(0.0) + b.interval.est);
-        }
+        add_estimates(ctx, endpoint, &[family], std::slice::from_mut(&mut total));
     }
     total
+}
+
+/// Add the estimate of each series of `endpoint` in one of `families` (canonical names; an
+/// empty one is none) to that family's total, in series-key order: one scan of the endpoint's
+/// series for all of them, its bounding context made once.
+pub fn add_estimates(ctx: &Ctx<'_>, endpoint: &str, families: &[&str], totals: &mut [Option<f64>]) {
+    if families.iter().all(|f| f.is_empty()) {
+        return;
+    }
+    let at = ctx.series_context(endpoint);
+    let series = &ctx.ev.series;
+    // An endpoint's series come by spelling: each spelling's family is found once.
+    let mut last: Option<(&Arc<str>, Option<&str>)> = None;
+    for (key, sev) in of_endpoint(series, endpoint) {
+        let family = match last {
+            Some((s, f)) if Arc::ptr_eq(s, &key.spelling) => f,
+            _ => {
+                let canonical = series.canonical(&key.spelling);
+                let f = families
+                    .iter()
+                    .find(|f| !f.is_empty() && **f == canonical)
+                    .copied();
+                last = Some((&key.spelling, f));
+                f
+            }
+        };
+        let Some(family) = family else {
+            continue;
+        };
+        let est = bound(sev, &at, ctx.policy).interval.est;
+        for (f, total) in families.iter().zip(totals.iter_mut()) {
+            if *f == family {
+                *total = Some(total.unwrap_or(0.0) + est);
+            }
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -40,10 +72,7 @@ pub fn token_totals(
     ctx: &Ctx<'_>,
 ) -> Tokens {
     // Frontend: the input histogram's sum, used only when its count agrees with the requests.
-    let isl: Vec<(Option<f64>, Option<f64>)> = ev
-        .histograms
-        .iter()
-        .filter(|(k, _)| canonical_family(&k.spelling) == dynamo::FRONTEND_ISL)
+    let isl: Vec<(Option<f64>, Option<f64>)> = all_of_family(&ev.histograms, dynamo::FRONTEND_ISL)
         .map(|(_, v)| *v)
         .collect();
     if !isl.is_empty() {

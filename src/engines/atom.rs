@@ -8,10 +8,9 @@
 //! re-counted when a preempted request is re-admitted; `prefix_cache_requests` counts
 //! admissions and feeds the request-scope check. Spellings `atom:x`, `atom_x`, ± `_total`.
 
-use super::{Adapter, Assessment, Counter, Engine, FamilyView, TierContext};
+use super::{Adapter, Assessment, Counter, Engine, FamilyView, Present, TierContext};
 use crate::account::verdict::{Reason, ReasonCode};
 use crate::model::Labels;
-use std::collections::BTreeSet;
 
 pub const FULL: &str = "atom:prefix_cache_full_tokens";
 pub const CACHED: &str = "atom:prefix_cache_cached_tokens";
@@ -30,7 +29,7 @@ impl Adapter for Atom {
         &self,
         family: &FamilyView<'_>,
         _labels: &Labels,
-        _present: &BTreeSet<String>,
+        _present: &Present<'_>,
         _tiers: &TierContext,
     ) -> Vec<Counter> {
         if !family.is_counter_like() {
@@ -45,12 +44,7 @@ impl Adapter for Atom {
         }
     }
 
-    fn assess(
-        &self,
-        endpoint: &str,
-        present: &BTreeSet<String>,
-        tiers: &TierContext,
-    ) -> Assessment {
+    fn assess(&self, endpoint: &str, present: &Present<'_>, tiers: &TierContext) -> Assessment {
         let mut a = Assessment::default();
         if !present.contains(FULL) {
             a.reasons.push(

@@ -15,7 +15,6 @@ pub mod vllm;
 use crate::account::verdict::Reason;
 use crate::model::{Labels, MetricType};
 use serde::Serialize;
-use std::collections::BTreeSet;
 
 pub use detect::{detect_engine, Engine};
 
@@ -133,6 +132,36 @@ impl FamilyView<'_> {
     }
 }
 
+/// The canonical keys of the families an endpoint exports, plus the markers its caller adds
+/// for facts that depend on labels or type: borrowed names in a sorted list. It is made for
+/// every endpoint, and a set of copied names was an allocation per family per endpoint.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Present<'a> {
+    /// Sorted, each name once.
+    names: Vec<&'a str>,
+}
+
+impl<'a> Present<'a> {
+    /// The set of `names`, given sorted and each once (a map's keys), with room for `more`
+    /// names to be inserted.
+    pub fn of_sorted(names: impl ExactSizeIterator<Item = &'a str>, more: usize) -> Self {
+        let mut sorted = Vec::with_capacity(names.len() + more);
+        sorted.extend(names);
+        debug_assert!(sorted.is_sorted_by(|a, b| a < b));
+        Present { names: sorted }
+    }
+
+    pub fn insert(&mut self, name: &'a str) {
+        if let Err(i) = self.names.binary_search(&name) {
+            self.names.insert(i, name);
+        }
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.names.binary_search(&name).is_ok()
+    }
+}
+
 /// What an adapter concludes about an endpoint's export as a whole.
 #[derive(Debug, Clone, Default)]
 pub struct Assessment {
@@ -158,13 +187,12 @@ pub trait Adapter {
         &self,
         family: &FamilyView<'_>,
         labels: &Labels,
-        present: &BTreeSet<String>,
+        present: &Present<'_>,
         tiers: &TierContext,
     ) -> Vec<Counter>;
 
     /// Reasons about the export as a whole (missing counters, tier separability, telemetry).
-    fn assess(&self, endpoint: &str, present: &BTreeSet<String>, tiers: &TierContext)
-        -> Assessment;
+    fn assess(&self, endpoint: &str, present: &Present<'_>, tiers: &TierContext) -> Assessment;
 }
 
 /// The adapter of an engine.
@@ -185,4 +213,24 @@ pub(crate) fn label_is(labels: &Labels, key: &str, value: &str) -> bool {
     labels
         .get(key)
         .is_some_and(|v| v.eq_ignore_ascii_case(value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn present_holds_its_names_and_the_markers_inserted() {
+        let mut p = Present::of_sorted(["a:x", "b", "vllm:y"].into_iter(), 1);
+        for m in ["vllm:y#mark", "0", "b", "zz"] {
+            p.insert(m);
+        }
+        for n in ["0", "a:x", "b", "vllm:y", "vllm:y#mark", "zz"] {
+            assert!(p.contains(n), "{n}");
+        }
+        for n in ["", "a", "vllm:", "c"] {
+            assert!(!p.contains(n), "{n}");
+        }
+        assert_eq!(p.names, ["0", "a:x", "b", "vllm:y", "vllm:y#mark", "zz"]);
+    }
 }

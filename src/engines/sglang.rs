@@ -6,10 +6,9 @@
 //! series exists. Builds without the label give only the overall rate (tiers not separable).
 //! Zero-valued sources are never created, so with a breakdown a missing `host` series is 0.
 
-use super::{Adapter, Assessment, Counter, Engine, FamilyView, TierContext};
+use super::{Adapter, Assessment, Counter, Engine, FamilyView, Present, TierContext};
 use crate::account::verdict::{Reason, ReasonCode};
 use crate::model::Labels;
-use std::collections::BTreeSet;
 
 pub const PROMPT: &str = "sglang:prompt_tokens";
 pub const CACHED: &str = "sglang:cached_tokens";
@@ -73,7 +72,7 @@ impl Adapter for Sglang {
         &self,
         family: &FamilyView<'_>,
         labels: &Labels,
-        present: &BTreeSet<String>,
+        present: &Present<'_>,
         _tiers: &TierContext,
     ) -> Vec<Counter> {
         if !family.is_counter_like() {
@@ -96,12 +95,7 @@ impl Adapter for Sglang {
         }
     }
 
-    fn assess(
-        &self,
-        endpoint: &str,
-        present: &BTreeSet<String>,
-        tiers: &TierContext,
-    ) -> Assessment {
+    fn assess(&self, endpoint: &str, present: &Present<'_>, tiers: &TierContext) -> Assessment {
         let mut a = Assessment::default();
         if !present.contains(PROMPT) {
             a.reasons.push(

@@ -7,10 +7,9 @@
 //! `tensorrt_llm:` are one family (see `read::names`). `trtllm_kv_cache_hit_rate` is a
 //! block-based gauge: telemetry only.
 
-use super::{Adapter, Assessment, Counter, Engine, FamilyView, TierContext};
+use super::{Adapter, Assessment, Counter, Engine, FamilyView, Present, TierContext};
 use crate::account::verdict::{Reason, ReasonCode};
 use crate::model::Labels;
-use std::collections::BTreeSet;
 
 pub const PROMPT: &str = "trtllm_prompt_tokens";
 pub const CACHED: &str = "trtllm_prompt_cached_tokens";
@@ -69,7 +68,7 @@ impl Adapter for Trtllm {
         &self,
         family: &FamilyView<'_>,
         labels: &Labels,
-        present: &BTreeSet<String>,
+        present: &Present<'_>,
         _tiers: &TierContext,
     ) -> Vec<Counter> {
         if !family.is_counter_like() {
@@ -87,12 +86,7 @@ impl Adapter for Trtllm {
         }
     }
 
-    fn assess(
-        &self,
-        endpoint: &str,
-        present: &BTreeSet<String>,
-        tiers: &TierContext,
-    ) -> Assessment {
+    fn assess(&self, endpoint: &str, present: &Present<'_>, tiers: &TierContext) -> Assessment {
         let mut a = Assessment::default();
         let has_hits = present.contains(MARK_CACHED_COUNTER) || present.contains(BY_TIER);
         if !present.contains(PROMPT) && !has_hits {

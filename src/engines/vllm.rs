@@ -7,10 +7,9 @@
 //! `prefix_cache_queries` was re-counted on every admission attempt before a 2026 fix, so
 //! hits/queries is kept as telemetry only (mapped to F/G so it is still reported).
 
-use super::{label_is, Adapter, Assessment, Counter, Engine, FamilyView, TierContext};
+use super::{label_is, Adapter, Assessment, Counter, Engine, FamilyView, Present, TierContext};
 use crate::account::verdict::{Reason, ReasonCode};
 use crate::model::Labels;
-use std::collections::BTreeSet;
 
 pub const BY_SOURCE: &str = "vllm:prompt_tokens_by_source";
 pub const QUERIES: &str = "vllm:prefix_cache_queries";
@@ -31,13 +30,14 @@ impl Adapter for Vllm {
         &self,
         family: &FamilyView<'_>,
         labels: &Labels,
-        present: &BTreeSet<String>,
+        present: &Present<'_>,
         tiers: &TierContext,
     ) -> Vec<Counter> {
         if !family.is_counter_like() {
             return Vec::new();
         }
-        let has_by_source = present.contains(BY_SOURCE);
+        // Asked only of the two families it decides (most series are of neither).
+        let has_by_source = || present.contains(BY_SOURCE);
         match family.key {
             BY_SOURCE => {
                 let mut out = vec![Counter::Prompt];
@@ -52,18 +52,13 @@ impl Adapter for Vllm {
                 }
                 out
             }
-            QUERIES if !has_by_source => vec![Counter::Prompt],
-            HITS if !has_by_source => vec![Counter::HitGpu],
+            QUERIES if !has_by_source() => vec![Counter::Prompt],
+            HITS if !has_by_source() => vec![Counter::HitGpu],
             _ => Vec::new(),
         }
     }
 
-    fn assess(
-        &self,
-        endpoint: &str,
-        present: &BTreeSet<String>,
-        tiers: &TierContext,
-    ) -> Assessment {
+    fn assess(&self, endpoint: &str, present: &Present<'_>, tiers: &TierContext) -> Assessment {
         let mut a = Assessment::default();
         if present.contains(BY_SOURCE) {
             // vLLM creates every source's series up front: with offloading on, a missing

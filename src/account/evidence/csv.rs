@@ -1,5 +1,6 @@
 //! The CSV export's series as evidence: per series its stats, taken in key order.
 
+use super::super::lookup::insert_sorted;
 use super::table::AddressMap;
 use super::{
     share_name, Evidence, FamilyMap, LabelSets, SeriesEvidence, SeriesKey, SeriesMap, PROCESS_START,
@@ -70,6 +71,12 @@ impl Evidence {
         let mut last_families: Option<(Vec<FamilyType>, Arc<FamilyMap>)> = None;
         let mut last_sets: Option<(Vec<Arc<Labels>>, Arc<LabelSets>)> = None;
         let mut families = Vec::new();
+        // Per endpoint in URL order, put into their maps at the end (`insert_sorted`).
+        let endpoints = lean.endpoint_urls.len();
+        let mut families_of = Vec::with_capacity(endpoints);
+        let mut label_sets_of = Vec::with_capacity(endpoints);
+        let mut process_starts = Vec::with_capacity(endpoints);
+        let mut sets = Vec::new();
         for group in order.chunk_by(|a, b| endpoint(a) == endpoint(b)) {
             let Some(url) = group
                 .first()
@@ -78,7 +85,9 @@ impl Evidence {
             else {
                 continue;
             };
-            let endpoint_url = share_name(&mut self.names, url);
+            // Each endpoint's series are one group, so its URL is new here: no search of the
+            // names kept (in URL order that search was a walk down the right edge of a tree).
+            let endpoint_url: Arc<str> = Arc::from(url);
             // What `note_family` does per series, once per family of the endpoint.
             families.clear();
             let mut last_family = None;
@@ -103,8 +112,8 @@ impl Evidence {
                     map
                 }
             };
-            self.families.insert(url.to_string(), map);
-            let mut sets = Vec::new();
+            families_of.push((url.to_string(), map));
+            sets.clear();
             // The latest series in file order with both `min` and `max` (as a full read).
             let mut process_start: Option<(usize, f64, f64)> = None;
             for &i in group {
@@ -154,23 +163,32 @@ impl Evidence {
                 }
             }
             if let Some((_, lo, hi)) = process_start {
-                self.process_start_stats.insert(url.to_string(), (lo, hi));
+                process_starts.push((url.to_string(), (lo, hi)));
             }
             let known = match &last_sets {
-                Some((made_of, known)) if *made_of == sets => Arc::clone(known),
+                Some((made_of, known)) if same_sets(made_of, &sets) => Arc::clone(known),
                 _ => {
                     let known = Arc::new(crate::sort::set_of(sets.iter().cloned()));
-                    last_sets = Some((sets, Arc::clone(&known)));
+                    last_sets = Some((sets.clone(), Arc::clone(&known)));
                     known
                 }
             };
-            self.label_sets.insert(url.to_string(), known);
+            label_sets_of.push((url.to_string(), known));
         }
+        insert_sorted(&mut self.families, families_of);
+        insert_sorted(&mut self.label_sets, label_sets_of);
+        insert_sorted(&mut self.process_start_stats, process_starts);
         put_counters(&mut self.series, counters);
         self.gauges.extend_sorted(gauges);
         self.histograms.extend_sorted(histograms);
         self.stats_source = Some("csv");
     }
+}
+
+/// Two lists of interned label sets are equal: by address first (interned sets are one copy
+/// each), by content only where the addresses differ.
+fn same_sets(a: &[Arc<Labels>], b: &[Arc<Labels>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y) || x == y)
 }
 
 /// A family's canonical key and type, as an endpoint's series give them.

@@ -274,8 +274,11 @@ fn endpoint_run<'a>(
             lo
         }
     };
+    // The run's keys share one URL (see `SeriesKey::endpoint_url`): the same copy is equal
+    // without comparing its bytes.
+    let first = url(start)?;
     let n = (start..len)
-        .take_while(|&i| url(i) == Some(endpoint))
+        .take_while(|&i| url(i).is_some_and(|u| std::ptr::eq(u, first) || u == first))
         .count();
     last.set(start, n);
     Some((start, n))
