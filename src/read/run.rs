@@ -6,7 +6,7 @@ use super::launch::read_launch_json;
 use super::profile_jsonl::ProfileJsonlReader;
 use super::profile_summary::RunSummaryReader;
 use super::prometheus_text::PrometheusTextReader;
-use super::push::{self, Gather, PushReader};
+use super::push::{Gather, PushReader};
 use super::scrape_jsonl::ScrapeJsonlReader;
 use super::server_csv::ServerCsvReader;
 use super::server_json::{ExportReader, Refusal};
@@ -126,13 +126,17 @@ impl<'a> InputFile<'a> {
 const FOLD_PIECE: usize = 1 << 20;
 
 /// The read buffer of a streamed file of `size` bytes: no larger than the file, for a tree of
-/// thousands of small runs would otherwise map and unmap 8 MiB per file (and, with --jobs,
-/// shoot down TLBs).
+/// thousands of small runs would otherwise map and unmap a MiB per file (and, with --jobs,
+/// shoot down TLBs); at most 1 MiB, since every page of it is resident once filled (an 8 MiB
+/// buffer was most of the CLI's peak memory on a 10 MB file).
 fn buffer_capacity(size: u64) -> usize {
     usize::try_from(size.saturating_add(1))
         .unwrap_or(usize::MAX)
-        .clamp(8 << 10, push::CHUNK)
+        .clamp(8 << 10, READ_PIECE)
 }
+
+/// The most a streamed file is read at once ([`buffer_capacity`]).
+const READ_PIECE: usize = 1 << 20;
 
 /// Where and when a Prometheus text capture was taken. Captures carry neither in their text
 /// (unless samples have timestamps), so the caller says it, or a `captures.json` manifest does.
