@@ -24,12 +24,17 @@ fn options() -> RunOptions {
     }
 }
 
-/// The accounting (or the error) as JSON text.
-fn whole(files: &Files) -> String {
-    let inputs: Vec<InputFile<'_>> = files
+/// The files as whole-buffer inputs.
+fn inputs(files: &Files) -> Vec<InputFile<'_>> {
+    files
         .iter()
         .map(|(n, b)| InputFile::bytes(n.clone(), b))
-        .collect();
+        .collect()
+}
+
+/// The accounting (or the error) as JSON text.
+fn whole(files: &Files) -> String {
+    let inputs = inputs(files);
     match read_run(&inputs, &options()) {
         Ok(run) => serde_json::to_string(&account_run(&run, &Policy::default())).unwrap(),
         Err(e) => format!("error {} {}", e.code.as_str(), e.file),
@@ -74,10 +79,7 @@ fn files_under(root: &Path, names: &[String]) -> Files {
 /// The same files given whole to `read_run_folded` (one push each: a folding reader is then
 /// fed it in pieces, each folded before the next is read).
 fn whole_folded(files: &Files) -> String {
-    let inputs: Vec<InputFile<'_>> = files
-        .iter()
-        .map(|(n, b)| InputFile::bytes(n.clone(), b))
-        .collect();
+    let inputs = inputs(files);
     match read_run_folded(&inputs, &options()) {
         Ok((run, fold)) => {
             serde_json::to_string(&account_run_folded(&run, fold, &Policy::default())).unwrap()
