@@ -307,7 +307,7 @@ mod native {
         let policy = Policy::default();
         timed(&mut group, samples, key("account"), || {
             let (run, folded) = read_folded(f, black_box(bytes));
-            black_box(account_run_folded(&run, folded, &policy));
+            black_box(account_run_folded(run, folded, &policy));
         });
         group.finish();
     }

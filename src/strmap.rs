@@ -33,6 +33,14 @@ impl<V> StrMap<V> {
         Self::default()
     }
 
+    /// An empty map with room for `n` keys.
+    pub fn with_capacity(n: usize) -> Self {
+        StrMap {
+            keys: Vec::with_capacity(n),
+            values: Vec::with_capacity(n),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.keys.len()
     }
@@ -70,6 +78,17 @@ impl<V> StrMap<V> {
                 self.keys.insert(i, key.to_owned());
                 self.values.insert(i, value);
             }
+        }
+    }
+
+    /// Set `key` to `value` for a key after every key in the map (a map built in key order
+    /// grows at its end, with no search); otherwise as [`StrMap::insert`].
+    pub fn push_sorted(&mut self, key: String, value: V) {
+        if self.keys.last().is_none_or(|last| *last < key) {
+            self.keys.push(key);
+            self.values.push(value);
+        } else {
+            self.insert(&key, value);
         }
     }
 

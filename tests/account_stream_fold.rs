@@ -63,7 +63,7 @@ fn folded(files: &Files, chunk: usize, reversed: bool, budget: Option<MemoryBudg
     }
     match reader.finish_folded() {
         Ok((run, fold)) => {
-            serde_json::to_string(&account_run_folded(&run, fold, &Policy::default())).unwrap()
+            serde_json::to_string(&account_run_folded(run, fold, &Policy::default())).unwrap()
         }
         Err(e) => format!("error {} {}", e.code.as_str(), e.file),
     }
@@ -82,7 +82,7 @@ fn whole_folded(files: &Files) -> String {
     let inputs = inputs(files);
     match read_run_folded(&inputs, &options()) {
         Ok((run, fold)) => {
-            serde_json::to_string(&account_run_folded(&run, fold, &Policy::default())).unwrap()
+            serde_json::to_string(&account_run_folded(run, fold, &Policy::default())).unwrap()
         }
         Err(e) => format!("error {} {}", e.code.as_str(), e.file),
     }

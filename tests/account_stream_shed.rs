@@ -104,7 +104,14 @@ fn a_run_past_the_budget_drops_slices_and_stays_sound() {
         reader.end_file();
     }
     let (run, fold) = reader.finish_folded().expect("accounted, not refused");
-    let a = account_run_folded(&run, fold, &Policy::default());
+    let slices = run
+        .server_json
+        .iter()
+        .flat_map(|e| e.metrics.iter())
+        .flat_map(|f| f.series.iter())
+        .map(|s| s.counter_slices.len())
+        .sum::<usize>();
+    let a = account_run_folded(run, fold, &Policy::default());
     let _ = std::fs::remove_dir_all(&dir);
     let codes: Vec<&str> = a
         .cache_validity
@@ -113,13 +120,6 @@ fn a_run_past_the_budget_drops_slices_and_stays_sound() {
         .map(|r| r.code.as_str())
         .collect();
     assert!(codes.contains(&"evidence_coarsened"), "{codes:?}");
-    let slices = run
-        .server_json
-        .iter()
-        .flat_map(|e| e.metrics.iter())
-        .flat_map(|f| f.series.iter())
-        .map(|s| s.counter_slices.len())
-        .sum::<usize>();
     assert_eq!(slices, 0, "the counter timeslices were dropped");
     for (name, r) in [
         ("gpu", a.rates.gpu),

@@ -408,7 +408,7 @@ fn account_thinned(files: &[(String, Vec<u8>)]) -> Option<Accounting> {
         reader.end_file();
     }
     let (run, fold) = reader.finish_folded().ok()?;
-    Some(account_run_folded(&run, fold, &Policy::default()))
+    Some(account_run_folded(run, fold, &Policy::default()))
 }
 
 fn run_share(part: u64, parts: u64) {

@@ -136,7 +136,7 @@ fn sourced(contents: &[(String, Vec<u8>)]) -> [Result<String, ReadError>; 2] {
         })
         .collect();
     let folded = read_run_folded(&inputs, &options()).map(|(run, fold)| {
-        serde_json::to_string(&account_run_folded(&run, fold, &Policy::default())).expect("json")
+        serde_json::to_string(&account_run_folded(run, fold, &Policy::default())).expect("json")
     });
     [outcome(read_run(&inputs, &options())), folded]
 }

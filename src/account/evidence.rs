@@ -37,9 +37,6 @@ pub struct SeriesEvidence {
     pub phase_scoped: bool,
     /// Two raw samples at one timestamp carry different values.
     pub sample_conflict: bool,
-    /// Time of the first raw sample that carried the series (earlier ones are the 0s a
-    /// lazily created series stood at).
-    pub first_sample_ns: Option<u64>,
     /// What few series have (a warmup phase, a second export), apart: a many-series run
     /// pays a pointer per series for it, not 48 bytes.
     pub rare: Option<Box<RareEvidence>>,

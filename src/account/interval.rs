@@ -499,7 +499,7 @@ fn slices_contradict_samples(
     samples: &[(u64, f64)],
     slices: &[Slice],
 ) -> bool {
-    let Some(first) = ev.first_sample_ns else {
+    let Some(first) = ev.samples.first_carried_ns() else {
         return false;
     };
     if ev.sample_conflict {

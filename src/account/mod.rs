@@ -120,29 +120,39 @@ fn tier_context(run: &Run) -> TierContext {
 
 /// Account one run under a policy: the stages in contract order.
 pub fn account_run(run: &Run, policy: &Policy) -> Accounting {
-    account(run, fold::Folded::default(), policy, false).0
+    let read = Gathered::of(run, fold::Folded::default());
+    account(run, read, policy, false).0
 }
 
 /// [`account_run`] of a run whose scrape JSONL was folded while it was read
 /// (`RunReader::with_fold`, `RunReader::finish_folded`): the same result as the run read
 /// whole, unless the fold was thinned to fit memory (then `evidence_coarsened` says so).
-pub fn account_run_folded(run: &Run, folded: fold::Folded, policy: &Policy) -> Accounting {
-    account(run, folded, policy, false).0
+/// It takes the run: what only the evidence reads (a CSV's series) is dropped once the
+/// evidence holds it, so the two are never in memory together at the peak.
+pub fn account_run_folded(run: Run, folded: fold::Folded, policy: &Policy) -> Accounting {
+    let (run, read) = Gathered::shedding(run, folded);
+    account(&run, read, policy, false).0
 }
 
 /// `account_run`, and what the visualizer shows beside it: the files read and ignored, and
 /// the canonical counters over time.
 pub fn account_run_detailed(run: &Run, policy: &Policy) -> (Accounting, timeline::RunDetail) {
-    account_run_detailed_folded(run, fold::Folded::default(), policy)
+    let read = Gathered::of(run, fold::Folded::default());
+    detailed(run, read, policy)
 }
 
 /// [`account_run_detailed`] of a run folded while read (see [`account_run_folded`]).
 pub fn account_run_detailed_folded(
-    run: &Run,
+    run: Run,
     folded: fold::Folded,
     policy: &Policy,
 ) -> (Accounting, timeline::RunDetail) {
-    let (accounting, timeline) = account(run, folded, policy, true);
+    let (run, read) = Gathered::shedding(run, folded);
+    detailed(&run, read, policy)
+}
+
+fn detailed(run: &Run, read: Gathered, policy: &Policy) -> (Accounting, timeline::RunDetail) {
+    let (accounting, timeline) = account(run, read, policy, true);
     let detail = timeline::RunDetail {
         files: timeline::files_of(run),
         ignored: run.ignored.clone(),
@@ -151,19 +161,42 @@ pub fn account_run_detailed_folded(
     (accounting, detail)
 }
 
-/// The pipeline; the timeline is built only when asked for (it does not feed the result).
+/// The first stage's output: the run's evidence and its request records.
+struct Gathered {
+    ev: evidence::Evidence,
+    records: Option<request_scope::RecordFold>,
+}
+
+impl Gathered {
+    fn of(run: &Run, folded: fold::Folded) -> Gathered {
+        let records = folded
+            .records
+            .or_else(|| run.profile.as_ref().map(request_scope::RecordFold::of));
+        let ev = evidence::collect_with(run, folded.scrapes);
+        Gathered { ev, records }
+    }
+
+    /// [`Gathered::of`] an owned run, then without the parts no later stage reads.
+    fn shedding(mut run: Run, folded: fold::Folded) -> (Run, Gathered) {
+        let read = Gathered::of(&run, folded);
+        if let Some(csv) = run.server_csv.as_mut() {
+            csv.csv_lean = None;
+        }
+        (run, read)
+    }
+}
+
+/// The pipeline after the evidence; the timeline is built only when asked for (it does not
+/// feed the result).
 fn account(
     run: &Run,
-    folded: fold::Folded,
+    read: Gathered,
     policy: &Policy,
     with_timeline: bool,
 ) -> (Accounting, Option<timeline::Timeline>) {
     let mut reasons: Vec<Reason> = Vec::new();
     let launch = run.launch.as_ref();
-    let records = folded
-        .records
-        .or_else(|| run.profile.as_ref().map(request_scope::RecordFold::of));
-    let ev = evidence::collect_with(run, folded.scrapes);
+    let Gathered { ev, records } = read;
     let eps = endpoints::detect(&ev, launch);
     let decisions = roles::assign(&eps.facts, launch, &mut reasons);
     let dep = roles::Deployment::new(decisions, &eps.engines);

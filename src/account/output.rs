@@ -408,28 +408,25 @@ pub fn endpoint_sources(
     // Per role, each counter's sum (indexed by `Counter as usize`, as `Counter::ALL`).
     let mut by_role: StrMap<[Option<Interval>; Counter::ALL.len()]> = StrMap::new();
     let mut sources = Vec::new();
-    // Both in URL order, as the decisions.
-    let (mut per_endpoint, mut engine_of) = (
-        super::lookup::Cursor::new(&counted.per_endpoint),
-        super::lookup::Cursor::new(engines),
-    );
+    // In URL order, as the decisions.
+    let mut engine_of = super::lookup::Cursor::new(engines);
     for (url, d) in &dep.decisions {
-        let e = per_endpoint.get(url);
+        let e = counted.per_endpoint.get(url);
         let mut counters = Counters::default();
         let mut methods = BTreeMap::new();
         let role = d.role.map(role_name).unwrap_or("unresolved");
-        for (c, (iv, m)) in e.iter().flat_map(|e| &e.counters) {
-            counters.set(*c, Bounds::from(*iv));
+        for (c, (iv, m)) in e.iter().flat_map(|e| e.counters.iter()) {
+            counters.set(c, Bounds::from(*iv));
             methods.insert(c.as_str().to_string(), *m);
             let slot =
-                &mut by_role.get_or_insert_with(role, || [None; Counter::ALL.len()])[*c as usize];
+                &mut by_role.get_or_insert_with(role, || [None; Counter::ALL.len()])[c as usize];
             *slot = Some(slot.map_or(*iv, |a| a.plus(*iv)));
         }
         let overall = e.and_then(|e| {
-            let f = e.counters.get(&Counter::Prompt)?.0;
+            let f = e.counters.get(Counter::Prompt)?.0;
             let h = [Counter::HitGpu, Counter::HitCpu, Counter::HitExternal]
                 .iter()
-                .filter_map(|c| e.counters.get(c).map(|(i, _)| *i))
+                .filter_map(|c| e.counters.get(*c).map(|(i, _)| *i))
                 .reduce(Interval::plus)?;
             rate(h, f, e.aligned())
         });

@@ -12,8 +12,9 @@ use super::lookup::{of_endpoint, Cursor};
 use super::roles::{is_priced_role, Deployment};
 use super::verdict::{Reason, ReasonCode};
 use super::Ctx;
-use crate::engines::{adapter, Counter, Engine, FamilyView, Present, REPLICA_LABELS};
+use crate::engines::{adapter, Counter, CounterMap, Engine, FamilyView, Present, REPLICA_LABELS};
 use crate::model::{Labels, Role};
+use crate::strmap::StrMap;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -25,7 +26,7 @@ pub(super) type Pools = BTreeMap<Arc<Labels>, Vec<(SeriesKey, Bounded)>>;
 /// Per endpoint: each canonical counter's pooled interval and its weakest evidence.
 #[derive(Debug, Clone, Default)]
 pub struct EndpointCounters {
-    pub counters: BTreeMap<Counter, (Interval, Method)>,
+    pub counters: CounterMap<(Interval, Method)>,
     pub straddles: u32,
     pub gaps: u32,
     /// The intervals are hulls of contradicting evidence (`SeriesContext::distrust`).
@@ -54,7 +55,9 @@ impl EndpointCounters {
 /// What the adapters said about the priced endpoints as a whole.
 #[derive(Debug, Clone, Default)]
 pub struct Counted {
-    pub per_endpoint: BTreeMap<String, EndpointCounters>,
+    /// Built in URL order, as `engines` (a many-endpoint run's largest accounting table: in a
+    /// `BTreeMap` its nodes came beside the vector it was built from).
+    pub per_endpoint: StrMap<EndpointCounters>,
     /// Every priced endpoint reads a CPU-tier hit counter.
     pub cpu_measured_all: bool,
     pub tier_aliases: BTreeSet<(Counter, Counter)>,
@@ -73,9 +76,9 @@ pub fn count(
 ) -> Counted {
     let mut out = Counted {
         cpu_measured_all: !dep.priced.is_empty(),
+        per_endpoint: StrMap::with_capacity(engines.len()),
         ..Counted::default()
     };
-    let mut per_endpoint = Vec::with_capacity(engines.len());
     // Both in URL order, as `engines`.
     let (mut decisions, mut families_of) =
         (Cursor::new(&dep.decisions), Cursor::new(&ctx.ev.families));
@@ -87,7 +90,7 @@ pub fn count(
         let mapped = map_series_present(ctx, url, *engine, families, &present);
         let mut counters = endpoint_counters(ctx, url, mapped, priced, reasons);
         let assessment = adapter(*engine).assess(url, &present, &ctx.tiers);
-        if let Some((_, m)) = counters.counters.get(&Counter::Prompt).copied() {
+        if let Some((_, m)) = counters.counters.get(Counter::Prompt).copied() {
             // A counter created on its first increment is 0 while absent, unless the process
             // restarted: then it may have counted before the restart and vanished with it.
             let absent = if ctx.restarts.contains_key(url) {
@@ -96,7 +99,7 @@ pub fn count(
                 Interval::ZERO
             };
             for c in &assessment.zero_when_absent {
-                counters.counters.entry(*c).or_insert((absent, m));
+                counters.counters.or_insert(*c, (absent, m));
             }
         }
         out.ratio_gauges
@@ -127,9 +130,8 @@ pub fn count(
                 .at(url.clone()),
             );
         }
-        per_endpoint.push((url.clone(), counters));
+        out.per_endpoint.push_sorted(url.clone(), counters);
     }
-    super::lookup::insert_sorted(&mut out.per_endpoint, per_endpoint);
     out
 }
 

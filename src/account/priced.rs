@@ -6,7 +6,7 @@ use super::interval::{Interval, Method};
 use super::pools::EndpointCounters;
 use super::verdict::{Reason, ReasonCode};
 use crate::engines::Counter;
-use std::collections::BTreeMap;
+use crate::strmap::StrMap;
 
 /// F, G, C, X and admissions over the priced endpoints, with their evidence.
 #[derive(Debug, Clone, Default)]
@@ -38,7 +38,7 @@ impl PricedSums {
 /// bounds from above.
 /// `missing` priced workers (listed, never scraped) add an unknown mass to every counter.
 pub fn sum(
-    per_endpoint: &BTreeMap<String, EndpointCounters>,
+    per_endpoint: &StrMap<EndpointCounters>,
     priced: &[String],
     missing: usize,
     reasons: &mut Vec<Reason>,
@@ -51,7 +51,7 @@ pub fn sum(
     let total = |c: Counter| {
         let seen = endpoints
             .iter()
-            .filter_map(|(_, e)| e.counters.get(&c).map(|(i, _)| *i))
+            .filter_map(|(_, e)| e.counters.get(c).map(|(i, _)| *i))
             .reduce(Interval::plus)?;
         Some(unknown.map_or(seen, |u| seen.plus(u)))
     };

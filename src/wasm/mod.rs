@@ -154,7 +154,7 @@ fn account_one_run(
 ) -> Result<crate::account::Accounting, CallError> {
     let held = files::hold(files::files_arg(files)?)?;
     let (run, fold) = read_run_folded(&files::inputs_of(&held), options)?;
-    Ok(account_run_folded(&run, fold, policy))
+    Ok(account_run_folded(run, fold, policy))
 }
 
 /// Every run among `files`, each `{run, result}` or `{run, error}`: the runs read one after

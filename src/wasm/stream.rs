@@ -256,7 +256,7 @@ impl AccountStream {
     /// `INPUT_TOO_LARGE` (never a result computed in memory the caller did not grant).
     fn account<T>(
         &mut self,
-        how: impl FnOnce(&crate::read::Run, Folded, &Policy) -> T,
+        how: impl FnOnce(crate::read::Run, Folded, &Policy) -> T,
     ) -> Result<T, CallError> {
         let (reader, policy, budget) = match std::mem::replace(&mut self.stream, Stream::Finished) {
             Stream::Reading(reader, policy, budget) => (reader, policy, budget),
@@ -265,7 +265,7 @@ impl AccountStream {
         };
         let (run, fold) = reader.finish_folded()?;
         reset_high_water();
-        let result = how(&run, fold, &policy);
+        let result = how(run, fold, &policy);
         let high = heap_high_water();
         if high > budget {
             return Err(ReadError::whole(

@@ -226,7 +226,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
         json: args.run.json,
         jobs: args.run.jobs(),
         quiet: args.run.quiet,
-        process: &|run: &Run, folded| account_run_folded(run, folded, &policy),
+        process: &|run: Run, folded| account_run_folded(run, folded, &policy),
         table: render,
     }
     .run(&runs)

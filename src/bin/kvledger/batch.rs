@@ -37,7 +37,7 @@ pub struct Batch<'a, T> {
     pub quiet: bool,
     /// The command's result of one run and what was folded while reading it (see
     /// `Runs::folding`); both are dropped afterwards.
-    pub process: &'a (dyn Fn(&Run, Folded) -> T + Sync),
+    pub process: &'a (dyn Fn(Run, Folded) -> T + Sync),
     /// A result as text.
     pub table: fn(&str, &T) -> String,
 }
@@ -95,7 +95,7 @@ impl<T: Serialize> Batch<'_, T> {
         if let Some(b) = bar {
             b.finish_and_clear();
         }
-        let result = read.map(|(run, folded)| (self.process)(&run, folded));
+        let result = read.map(|(run, folded)| (self.process)(run, folded));
         match (&result, self.json) {
             (Err(e), true) => {
                 out::print(&self.render(label, &result, 0)?)?;
@@ -123,7 +123,7 @@ impl<T: Serialize> Batch<'_, T> {
     fn work(&self, runs: &Runs, i: usize) -> Done {
         let result = runs
             .read(i, None)
-            .map(|(run, folded)| (self.process)(&run, folded));
+            .map(|(run, folded)| (self.process)(run, folded));
         Done {
             text: self.render(runs.label(i), &result, i),
             failed: result.is_err(),

@@ -198,7 +198,7 @@ pub fn main(args: Args) -> Result<(), Failure> {
         json: args.run.json,
         jobs: args.run.jobs(),
         quiet: args.run.quiet,
-        process: &|run, _| inspect_run(run),
+        process: &|run, _| inspect_run(&run),
         table: render,
     }
     .run(&runs)
