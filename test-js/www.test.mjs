@@ -273,9 +273,21 @@ test(`the worker keeps the page responsive on a ${LARGE} run; progress advances;
   const [env] = cliAccount(dir);
   assert.equal(await page.textContent("#verdict-status"), env.result.cache_validity.status);
 
-  // Cancel: open it again and cancel while it reads; the page goes on working.
+  // Cancel: open it again and cancel while it reads; the page goes on working. The click comes
+  // the moment the button is enabled (a mutation observer's microtask, before any message of the
+  // worker can arrive): a click through page.click waited for the button to be stable, and by
+  // then the worker had accounted the 20 MB run (flaky once it got faster).
+  await page.evaluate(() => {
+    const b = document.getElementById("cancel");
+    new MutationObserver((_, seen) => {
+      if (!b.disabled) {
+        seen.disconnect();
+        b.click();
+      }
+    }).observe(b, { attributes: true, attributeFilter: ["disabled"] });
+  });
   await openFolder(page, dir);
-  await page.click("#cancel");
+  await page.waitForFunction(() => document.getElementById("status").textContent.startsWith("Cancelled"));
   assert.match(await page.textContent("#status"), /^Cancelled: 0 of (0|1) runs accounted/);
   assert.equal(await page.$("#verdict-status"), null, "no verdict of the cancelled run");
   await page.selectOption("#example", "vllm-agg-clean");
