@@ -197,8 +197,10 @@ fn account(
     let mut reasons: Vec<Reason> = Vec::new();
     let launch = run.launch.as_ref();
     let Gathered { ev, records } = read;
-    let eps = endpoints::detect(&ev, launch);
+    let mut eps = endpoints::detect(&ev, launch);
     let decisions = roles::assign(&eps.facts, launch, &mut reasons);
+    // Read by the roles stage only: gone before the stages that add to the peak.
+    eps.facts = Default::default();
     let dep = roles::Deployment::new(decisions, &eps.engines);
     let missing = presence::check(&ev, &eps.engines, &dep, launch, &mut reasons);
     evidence::notes(&ev, &mut reasons);
