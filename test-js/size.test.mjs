@@ -19,8 +19,8 @@
 // 4.1 KB (467,038 B: the CSV of 25,600 endpoints accounted about 24 % faster in Node and 20 %
 // natively, BENCHMARKS.md); an endpoint's counters in five slots instead of a BTreeMap, and
 // the per-endpoint table a sorted string map, took 2.1 KB off (464,897 B; 464,956 B with the
-// endpoints' facts dropped early)), so that nothing
-// grows it unnoticed, and prints how far the goal is.
+// endpoints' facts dropped early)), so that nothing grows it unnoticed, and prints how far the
+// goal is.
 // Lower CEILING_GZIP9 with every cut; the goal is GOAL_GZIP9. Run after `npm run build`
 // (scripts/build-pkg).
 import { test } from "node:test";
