@@ -197,12 +197,12 @@ fn account(
     let mut reasons: Vec<Reason> = Vec::new();
     let launch = run.launch.as_ref();
     let Gathered { ev, records } = read;
-    let mut eps = endpoints::detect(&ev, launch);
-    let decisions = roles::assign(&eps.facts, launch, &mut reasons);
+    let endpoints::Endpoints { facts, engines } = endpoints::detect(&ev, launch);
+    let decisions = roles::assign(&facts, launch, &mut reasons);
     // Read by the roles stage only: gone before the stages that add to the peak.
-    eps.facts = Default::default();
-    let dep = roles::Deployment::new(decisions, &eps.engines);
-    let missing = presence::check(&ev, &eps.engines, &dep, launch, &mut reasons);
+    drop(facts);
+    let dep = roles::Deployment::new(decisions, &engines);
+    let missing = presence::check(&ev, &engines, &dep, launch, &mut reasons);
     evidence::notes(&ev, &mut reasons);
     let window = window::profiling_window(run, records.as_ref(), &mut reasons);
     window::check_records(records.as_ref(), &window, &mut reasons);
@@ -216,12 +216,12 @@ fn account(
     }
     .find_distrust();
     let generation = |u: &str| {
-        let e = eps.engines.get(u)?;
+        let e = engines.get(u)?;
         tokens::family_estimate(&ctx, &[&u.to_string()], diagnostics::generation_family(*e))
     };
-    let dep = roles::check_shapes(dep, &eps.engines, generation, &mut reasons);
-    let counted = pools::count(&ctx, &eps.engines, &dep, &mut reasons);
-    let timeline = with_timeline.then(|| timeline::build(&ctx, &eps.engines, &dep, run));
+    let dep = roles::check_shapes(dep, &engines, generation, &mut reasons);
+    let counted = pools::count(&ctx, &engines, &dep, &mut reasons);
+    let timeline = with_timeline.then(|| timeline::build(&ctx, &engines, &dep, run));
     let sums = priced::sum(
         &counted.per_endpoint,
         &dep.priced,
@@ -242,7 +242,7 @@ fn account(
     let counts_admissions = dep
         .priced
         .iter()
-        .any(|u| eps.engines.get(u) == Some(&Engine::Atom));
+        .any(|u| engines.get(u) == Some(&Engine::Atom));
     let request_scope = request_scope::check(
         client.as_ref(),
         sums.prompt,
@@ -261,17 +261,17 @@ fn account(
     );
     let tokens = tokens::token_totals(
         &ev,
-        &eps.engines,
+        &engines,
         &dep.decisions,
         sums.prompt,
         client.as_ref(),
         &ctx,
     );
-    let kv_cache = telemetry::kv_cache(&ev, &eps.engines, &dep.decisions);
-    let offload = telemetry::offload(&eps.engines, &ctx);
+    let kv_cache = telemetry::kv_cache(&ev, &engines, &dep.decisions);
+    let offload = telemetry::offload(&engines, &ctx);
     let telemetry = telemetry::telemetry(
         &ctx,
-        &eps.engines,
+        &engines,
         &dep.decisions,
         &dep.priced,
         counted.ratio_gauges.clone(),
@@ -281,11 +281,11 @@ fn account(
     // the two never add up at the peak (a many-endpoint run's evidence is most of its memory).
     drop(ctx);
     drop(ev);
-    let (sources, counters) = output::endpoint_sources(&dep, &eps.engines, &counted, &missing);
+    let (sources, counters) = output::endpoint_sources(&dep, &engines, &counted, &missing);
     let parts = Parts {
         theoretical: telemetry::theoretical(run.summary.as_ref()),
-        engine: run_engine(&dep.priced, &eps.engines),
-        roles: roles::roles_block(&dep, &eps.engines),
+        engine: run_engine(&dep.priced, &engines),
+        roles: roles::roles_block(&dep, &engines),
         window: WindowInfo {
             start_ns: window.window.map(|w| EpochNs(w.start_ns)),
             end_ns: window.window.map(|w| EpochNs(w.end_ns)),

@@ -8,7 +8,7 @@ use super::pools::Counted;
 use super::rates::{rate, Rate};
 use super::roles::{is_priced_role, role_name, Deployment, RoleSource};
 use super::verdict::{CpuComponent, Reason, Status};
-use crate::engines::{Counter, Engine};
+use crate::engines::{Counter, CounterMap, Engine};
 use crate::model::Role;
 use crate::strmap::StrMap;
 use crate::wire::EpochNs;
@@ -405,8 +405,8 @@ pub fn endpoint_sources(
     counted: &Counted,
     missing: &[(String, Role)],
 ) -> (Vec<Source>, BTreeMap<String, Counters>) {
-    // Per role, each counter's sum (indexed by `Counter as usize`, as `Counter::ALL`).
-    let mut by_role: StrMap<[Option<Interval>; Counter::ALL.len()]> = StrMap::new();
+    // Per role, each counter's sum.
+    let mut by_role: StrMap<CounterMap<Interval>> = StrMap::new();
     let mut sources = Vec::new();
     // In URL order, as the decisions.
     let mut engine_of = super::lookup::Cursor::new(engines);
@@ -418,9 +418,9 @@ pub fn endpoint_sources(
         for (c, (iv, m)) in e.iter().flat_map(|e| e.counters.iter()) {
             counters.set(c, Bounds::from(*iv));
             methods.insert(c.as_str().to_string(), *m);
-            let slot =
-                &mut by_role.get_or_insert_with(role, || [None; Counter::ALL.len()])[c as usize];
-            *slot = Some(slot.map_or(*iv, |a| a.plus(*iv)));
+            let sums = by_role.get_or_insert_with(role, CounterMap::default);
+            let sum = sums.get(c).map_or(*iv, |a| a.plus(*iv));
+            sums.insert(c, sum);
         }
         let overall = e.and_then(|e| {
             let f = e.counters.get(Counter::Prompt)?.0;
@@ -443,17 +443,15 @@ pub fn endpoint_sources(
     }
     for (_, role) in missing {
         if let Some(slot) = by_role.get_mut(role_name(*role)) {
-            for iv in slot.iter_mut().flatten() {
+            for iv in slot.values_mut() {
                 *iv = iv.plus(Interval::unbounded(0.0));
             }
         }
     }
     let counters = crate::sort::map_of(by_role.into_pairs().map(|(role, m)| {
         let mut cs = Counters::default();
-        for (c, iv) in Counter::ALL.into_iter().zip(m) {
-            if let Some(iv) = iv {
-                cs.set(c, Bounds::from(iv));
-            }
+        for (c, iv) in m.iter() {
+            cs.set(c, Bounds::from(*iv));
         }
         (role, cs)
     }));

@@ -93,10 +93,12 @@ mod tests {
             assert_eq!(*e as usize, i);
         }
         assert!(ENGINES.windows(2).all(|w| w[0] < w[1]));
-        // Counter sums are indexed the same way (`account::output`).
-        for (i, c) in crate::engines::Counter::ALL.iter().enumerate() {
+        // Counters are indexed the same way (`CounterMap`), which walks them in `Ord` order.
+        let all = crate::engines::Counter::ALL;
+        for (i, c) in all.iter().enumerate() {
             assert_eq!(*c as usize, i);
         }
+        assert!(all.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]

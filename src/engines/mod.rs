@@ -93,6 +93,11 @@ impl<V> CounterMap<V> {
         }
     }
 
+    /// The values, in `Counter`'s order.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.0.iter_mut().flatten()
+    }
+
     /// The counters with a value, in `Counter`'s order.
     pub fn iter(&self) -> impl Iterator<Item = (Counter, &V)> {
         Counter::ALL
