@@ -36,7 +36,7 @@ test("150 mixed uploads at concurrency 16: all answered, no 5xx, right statuses,
   t.diagnostic(`.wasm linear memory for the same uploads at concurrency 16 (in Node): ${(wasm / 2 ** 20).toFixed(1)} MiB; isolate peak + it: ${((report.isolate.peak + wasm) / 2 ** 20).toFixed(1)} MiB`);
   assert.ok(report.isolate.peak + wasm <= MEMORY_LIMIT);
   assert.equal(Object.keys(report.per_class).length, classes.length, "every class was sent");
-  // A run this short (~6 s) may end before V8's first full collection, so garbage promoted to
+  // A run this short (1–6 s) may end before V8's first full collection, so garbage promoted to
   // the old generation still counts as live: the floor may rise a few MiB without a leak
   // (measured: 9.5, 13.0, 14.2, 19.8 MiB). The 1,000-upload run holds the 8 MiB tolerance,
   // its floors falling back to ~1.5 MiB after each full collection.

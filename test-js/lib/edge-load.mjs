@@ -154,7 +154,10 @@ export async function runLoad({ base, pid, inspector, classes, total, concurrenc
   const plan = schedule(classes, total);
   const results = [];
   const memory = sampleMemory(pid);
-  const isolate = sampleIsolate(inspector);
+  // Sampled every 10 ms from the first sample on: the run lasts about a second on a quick
+  // machine, and the per-quarter floors need samples in every quarter.
+  const isolate = sampleIsolate(inspector, 10);
+  await isolate.ready;
   const started = performance.now();
   let next = 0;
   const lane = async () => {

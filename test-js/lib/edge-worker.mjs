@@ -122,11 +122,15 @@ export function removeBuild(dist) {
 
 /**
  * Samples the isolate's own memory through workerd's inspector (test-js/lib/isolate-heap.mjs
- * in a child process): {samples, stop() -> Promise<summary>}. A sample's `isolate` is the JS
- * heap committed plus the ArrayBuffer backing stores (request bodies, the .wasm's memory).
+ * in a child process): {samples, ready, stop() -> Promise<summary>}. A sample's `isolate` is
+ * the JS heap committed plus the ArrayBuffer backing stores (request bodies, the .wasm's
+ * memory). `ready` resolves at the first sample: the child takes a few hundred ms to start and
+ * connect, a large share of a short run, so a caller measuring a run awaits it first.
  */
 export function sampleIsolate(inspectorUrl, ms = 50) {
   const samples = [];
+  let firstSample;
+  const ready = new Promise((resolve) => (firstSample = resolve));
   const child = spawn(process.execPath, ["--experimental-websocket", "--no-warnings", path.join(ROOT, "test-js", "lib", "isolate-heap.mjs"), inspectorUrl, String(ms)], {
     stdio: ["pipe", "pipe", "inherit"],
   });
@@ -137,11 +141,15 @@ export function sampleIsolate(inspectorUrl, ms = 50) {
     for (const line of lines) {
       const s = JSON.parse(line);
       samples.push({ ...s, isolate: s.total + s.backing });
+      firstSample();
     }
   });
   const exited = new Promise((resolve) => child.once("exit", resolve));
+  // A sampler that dies before its first sample must not leave the caller waiting.
+  exited.then(() => firstSample());
   return {
     samples,
+    ready,
     async stop() {
       child.stdin.end();
       await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
