@@ -47,6 +47,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
+/// The common shape of a line read by hand.
+mod fast;
+
 /// Reads a `server_metrics_export.jsonl` pushed in chunks (see [`PushReader`]).
 pub struct ScrapeJsonlReader {
     file: String,
@@ -57,6 +60,8 @@ pub struct ScrapeJsonlReader {
     line: LineBuf,
     /// The scrapes read so far, their table still being built (set by `finish`).
     scrapes: Vec<Scrape>,
+    /// See [`Ctx::fast`].
+    fast: bool,
 }
 
 impl ScrapeJsonlReader {
@@ -68,6 +73,7 @@ impl ScrapeJsonlReader {
             interner: Interner::default(),
             line: LineBuf::default(),
             scrapes: Vec::new(),
+            fast: true,
         }
     }
 
@@ -106,6 +112,7 @@ impl ScrapeJsonlReader {
                 filter: &self.filter,
                 interner: &mut self.interner,
                 line: &mut self.line,
+                fast: self.fast,
             },
         )?;
         self.scrapes.push(scrape);
@@ -333,6 +340,8 @@ struct LineBuf {
     order: Vec<(usize, usize)>,
     rank: Vec<u32>,
     counts: Vec<u32>,
+    /// The fast reading's parts of the line.
+    fast: fast::Scratch,
 }
 
 impl LineBuf {
@@ -401,6 +410,108 @@ struct Ctx<'a> {
     filter: &'a FamilyFilter,
     interner: &'a mut Interner,
     line: &'a mut LineBuf,
+    /// Lines are tried by [`fast`] first (always but in the tests that compare the two).
+    fast: bool,
+}
+
+/// A family key of a line's `metrics` being read: where its samples go.
+struct FamilyOpen {
+    family: u32,
+    /// Position of the family in the line's buffer.
+    pos: usize,
+    /// A counter by its name.
+    counter: bool,
+    /// Occurrences of the key before this one (for paths).
+    nth: usize,
+    /// Samples of the line before this key's.
+    before: usize,
+}
+
+/// What a line's families and samples do to the line's buffer and the file's tables: the
+/// same calls, in the same order, whichever reading of the line ([`fast`] or the visitors)
+/// makes them.
+impl Ctx<'_> {
+    /// The family of the `position`-th key of `metrics`; `None` when the filter skips it.
+    fn open_family(&mut self, position: usize, name: &str) -> Option<FamilyOpen> {
+        let entry = self.interner.family_at(position, name, self.filter);
+        let family = entry.index?;
+        let line = &mut *self.line;
+        let pos = match line.families.iter().position(|f| f.0 == family) {
+            Some(p) => p,
+            None => {
+                line.families.push((family, 0, 0, 0));
+                line.families.len() - 1
+            }
+        };
+        let (_, kept, summaries, _) = line.families.get(pos).copied().unwrap_or_default();
+        Some(FamilyOpen {
+            family,
+            pos,
+            counter: entry.counter,
+            nth: kept + summaries,
+            before: line.samples.len(),
+        })
+    }
+
+    /// The key's samples are read; `skipped_summaries` of them were legacy summaries.
+    fn close_family(&mut self, open: &FamilyOpen, skipped_summaries: usize) {
+        let line = &mut *self.line;
+        if let Some(f) = line.families.get_mut(open.pos) {
+            if line.samples.len() == open.before && skipped_summaries > 0 {
+                f.2 += 1;
+            } else {
+                if f.1 == 0 {
+                    f.3 = line.kept;
+                    line.kept += 1;
+                }
+                f.1 += 1;
+            }
+        }
+    }
+
+    /// The `index`-th sample of an open family; the error is a message (labels that are not
+    /// a map of strings).
+    fn push_sample(
+        &mut self,
+        open: &FamilyOpen,
+        index: usize,
+        sample: ReadSample<'_>,
+    ) -> Result<(), String> {
+        let interner = &mut *self.interner;
+        let series = match sample.labels {
+            SampleLabels::Text(text) => interner.series_at(open.family, index, text)?,
+            SampleLabels::Read(labels) => interner.series(open.family, labels),
+        };
+        let value = match sample.value {
+            ReadValue::Scalar(value) => SampleValue::Scalar { value },
+            ReadValue::Histogram { sum, count, .. } if self.filter.is_lean() => {
+                // Accounting reads a histogram sample's sum and count only; its buckets were
+                // checked as they were read.
+                SampleValue::Histogram(Box::new(Histogram {
+                    les: Arc::default(),
+                    counts: Vec::new(),
+                    sum,
+                    count,
+                }))
+            }
+            ReadValue::Histogram {
+                les,
+                counts,
+                sum,
+                count,
+            } => SampleValue::Histogram(Box::new(Histogram {
+                les: interner.les(&les),
+                counts,
+                sum,
+                count,
+            })),
+        };
+        let pos = u32::try_from(open.pos).unwrap_or(u32::MAX);
+        self.line
+            .samples
+            .push((pos, ScrapeSample { series, value }));
+        Ok(())
+    }
 }
 
 struct SampleAt {
@@ -451,21 +562,31 @@ fn parse_line(
 ) -> Result<Scrape, ReadError> {
     let bytes = text.as_bytes();
     ctx.line.clear();
-    let notes = RefCell::new(Notes::default());
-    let mut json = serde_json::Deserializer::from_str(text);
-    let seed = RecordSeed {
-        ctx: &mut *ctx,
-        notes: &notes,
-        tracked: false,
+    let read = if ctx.fast {
+        fast::record(text, ctx)
+    } else {
+        None
     };
-    let result = seed
-        .deserialize(&mut json)
-        .and_then(|r| json.end().map(|_| r));
-    let raw = match result {
-        Ok(raw) => raw,
-        Err(_) => return Err(line_error(file, line, text, terminated, ctx)),
+    let (raw, notes) = match read {
+        Some(raw) => (raw, Notes::default()),
+        None => {
+            ctx.line.clear();
+            let notes = RefCell::new(Notes::default());
+            let mut json = serde_json::Deserializer::from_str(text);
+            let seed = RecordSeed {
+                ctx: &mut *ctx,
+                notes: &notes,
+                tracked: false,
+            };
+            let result = seed
+                .deserialize(&mut json)
+                .and_then(|r| json.end().map(|_| r));
+            match result {
+                Ok(raw) => (raw, notes.into_inner()),
+                Err(_) => return Err(line_error(file, line, text, terminated, ctx)),
+            }
+        }
     };
-    let notes = notes.into_inner();
     let at = |path: &str| in_line(bytes, line, &[Seg::key(path)]);
     let bad_ts =
         |msg: String| ReadError::new(ErrorCode::BadTimestamp, file, at("timestamp_ns"), msg);
@@ -754,44 +875,20 @@ impl<'de> Visitor<'de> for MetricsSeed<'_, '_> {
         let mut position = 0usize;
         while let Some(name) = map.next_key::<Key<'de>>()? {
             let name = name.as_str();
-            let entry = self.ctx.interner.family_at(position, name, self.ctx.filter);
+            let open = self.ctx.open_family(position, name);
             position += 1;
-            let Some(family) = entry.index else {
+            let Some(open) = open else {
                 map.next_value::<IgnoredAny>()?;
                 continue;
             };
-            let line = &mut *self.ctx.line;
-            let pos = match line.families.iter().position(|f| f.0 == family) {
-                Some(p) => p,
-                None => {
-                    line.families.push((family, 0, 0, 0));
-                    line.families.len() - 1
-                }
-            };
-            let (_, kept, summaries, _) = line.families.get(pos).copied().unwrap_or_default();
-            let before = line.samples.len();
             let read = map.next_value_seed(SamplesSeed {
                 ctx: &mut *self.ctx,
-                family,
-                pos: u32::try_from(pos).unwrap_or(u32::MAX),
-                counter: entry.counter,
+                open: &open,
                 name,
-                nth: kept + summaries,
                 notes: self.notes,
                 tracked: self.tracked,
             })?;
-            let line = &mut *self.ctx.line;
-            if let Some(f) = line.families.get_mut(pos) {
-                if line.samples.len() == before && read.skipped_summaries > 0 {
-                    f.2 += 1;
-                } else {
-                    if f.1 == 0 {
-                        f.3 = line.kept;
-                        line.kept += 1;
-                    }
-                    f.1 += 1;
-                }
-            }
+            self.ctx.close_family(&open, read.skipped_summaries);
         }
         Ok(())
     }
@@ -805,12 +902,8 @@ struct FamilySamples {
 /// counter.
 struct SamplesSeed<'a, 'c> {
     ctx: &'a mut Ctx<'c>,
-    family: u32,
-    /// Position of the family in the line.
-    pos: u32,
-    counter: bool,
+    open: &'a FamilyOpen,
     name: &'a str,
-    nth: usize,
     notes: &'a RefCell<Notes>,
     tracked: bool,
 }
@@ -837,11 +930,11 @@ impl<'de> Visitor<'de> for SamplesSeed<'_, '_> {
         loop {
             let at = || SampleAt {
                 family: self.name.to_string(),
-                nth: self.nth,
+                nth: self.open.nth,
                 index,
             };
             let seed = SampleSeed {
-                counter: self.counter,
+                counter: self.open.counter,
                 notes: self.notes,
                 at: &at,
                 tracked: self.tracked,
@@ -849,43 +942,10 @@ impl<'de> Visitor<'de> for SamplesSeed<'_, '_> {
             };
             match seq.next_element_seed(seed)? {
                 None => return Ok(out),
-                Some(Some(sample)) => {
-                    let interner = &mut *self.ctx.interner;
-                    let series = match sample.labels {
-                        SampleLabels::Text(text) => interner
-                            .series_at(self.family, index, text)
-                            .map_err(de::Error::custom)?,
-                        SampleLabels::Read(labels) => interner.series(self.family, labels),
-                    };
-                    let value = match sample.value {
-                        ReadValue::Scalar(value) => SampleValue::Scalar { value },
-                        ReadValue::Histogram { sum, count, .. } if self.ctx.filter.is_lean() => {
-                            // Accounting reads a histogram sample's sum and count only; its
-                            // buckets were checked above.
-                            SampleValue::Histogram(Box::new(Histogram {
-                                les: Arc::default(),
-                                counts: Vec::new(),
-                                sum,
-                                count,
-                            }))
-                        }
-                        ReadValue::Histogram {
-                            les,
-                            counts,
-                            sum,
-                            count,
-                        } => SampleValue::Histogram(Box::new(Histogram {
-                            les: interner.les(&les),
-                            counts,
-                            sum,
-                            count,
-                        })),
-                    };
-                    self.ctx
-                        .line
-                        .samples
-                        .push((self.pos, ScrapeSample { series, value }));
-                }
+                Some(Some(sample)) => self
+                    .ctx
+                    .push_sample(self.open, index, sample)
+                    .map_err(de::Error::custom)?,
                 Some(None) => out.skipped_summaries += 1,
             }
             index += 1;
@@ -1185,6 +1245,7 @@ mod tests {
                 filter: &filter,
                 interner: &mut interner,
                 line: &mut line,
+                fast: true,
             };
             if parse_line("t", 1, &text, false, &mut ctx).is_ok() {
                 continue;
@@ -1205,6 +1266,208 @@ mod tests {
             failures.join("\n")
         );
         assert!(n > 1000, "only {n} broken lines were compared");
+    }
+
+    /// Lines of every shape the fast reading takes or leaves: compact and spaced, escapes,
+    /// histograms (current and legacy keys), summaries, nulls, unknown keys at every level,
+    /// a repeated family, non-ASCII text, a large untyped value, numbers of every form.
+    const SHAPES: [&str; 5] = [
+        r#"{"endpoint_url": "http://a/metrics", "timestamp_ns": 1781000000000000001, "benchmark_phase": "profiling", "metrics": {"vllm:prompt_tokens_total": [{"labels": {"model": "m", "x": "1"}, "value": 5}], "vllm:h": [{"labels": null, "buckets": {"0.5": 1, "+Inf": 3}, "sum": 2.5, "count": 3}], "vllm:g": [{"value": null}, {"summary": {"0.5": 1}}]}, "is_duplicate": false}"#,
+        r#"{"endpoint_url":"http://10.0.0.1:8000/metrics","timestamp_ns":1781635311834142356,"endpoint_latency_ns":7197,"metrics":{"vllm:prefix_cache_queries":[{"labels":{"engine":"0","model_name":"synth/Agentic-8B"},"value":1234.5},{"labels":{"engine":"1","model_name":"é"},"value":-0.0}],"vllm:num_requests_running":[{"value":1e3},{"value":0.000123,"extra":[1,{"a":true}]}],"vllm:prefix_cache_queries":[{"labels":{},"value":18014398509481984}]},"first_byte_ns":1}"#,
+        r#"{"metrics":{"dynamo_component_requests":[{"labels":{"dynamo_component":"prefill","model":"openai/gpt-oss-20b"},"value":360.0}],"x":{"y":[]},"dynamo_component_request_duration_seconds":[{"histogram":{"0.005":0.0,"+Inf":360.0},"sum":12.232215459,"count":360.0}]},"timestamp_ns":0,"endpoint_url":"http://localhost:8081/metrics","benchmark_phase":null}"#,
+        "  \t{ \"endpoint_url\" : \"u\\/v\" , \"timestamp_ns\" : 5 , \"metrics\" : { \"a_total\" : [ { \"value\" : 0.1 } , { \"labels\" : { \"k\" : \"v\" } , \"value\" : 123456789.123456789 } ] } } \r",
+        r#"{"endpoint_url":"u","timestamp_ns":7,"metrics":{"vllm:kv_cache_usage_perc":[{"labels":{"a":"b","a":"c"},"value":0.72}],"w":[{"value":3,"value":4}],"vllm:kv_cache_usage_perc":[{"labels":{"a":"c"},"value":-12.5e-3}],"z":[{"labels":{"n":1},"value":1}]}}"#,
+    ];
+
+    /// One file's lines read with or without the fast reading: each line's result, then the
+    /// tables and the lines' buffer.
+    fn read_lines(lines: &[&str], filter: &FamilyFilter, fast: bool) -> String {
+        let (mut interner, mut line) = (Interner::default(), LineBuf::default());
+        let mut out = String::new();
+        for (i, text) in lines.iter().enumerate() {
+            let mut ctx = Ctx {
+                filter,
+                interner: &mut interner,
+                line: &mut line,
+                fast,
+            };
+            let r = parse_line("t", i + 1, text, true, &mut ctx);
+            out.push_str(&format!("{r:?}\n"));
+        }
+        format!(
+            "{out}{:?}\n{:?}\n{:?} {:?}",
+            interner.table, interner.skipped, line.families, line.samples
+        )
+    }
+
+    /// The filters a file is read with: everything, accounting's (lean, few families), none.
+    fn filters() -> [FamilyFilter; 3] {
+        [
+            FamilyFilter::all(),
+            crate::account::families_read(),
+            FamilyFilter::only(["nothing"]),
+        ]
+    }
+
+    #[test]
+    fn the_fast_reading_agrees_with_the_visitors_on_every_mutation() {
+        let mut compared = 0;
+        for valid in SHAPES {
+            for text in crate::json_path::testing::mutations(valid) {
+                for filter in &filters() {
+                    // Between two valid lines: what a line leaves in the tables shows in the
+                    // line after it.
+                    let lines = [SHAPES[1], text.as_str(), valid];
+                    let fast = read_lines(&lines, filter, true);
+                    let visitors = read_lines(&lines, filter, false);
+                    assert_eq!(fast, visitors, "line: {text}");
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 10_000, "only {compared} readings compared");
+    }
+
+    #[test]
+    fn the_fast_reading_takes_the_common_shape_and_leaves_the_rest() {
+        let filter = FamilyFilter::all();
+        let taken = |text: &str| {
+            let (mut interner, mut line) = (Interner::default(), LineBuf::default());
+            let mut ctx = Ctx {
+                filter: &filter,
+                interner: &mut interner,
+                line: &mut line,
+                fast: true,
+            };
+            fast::record(text, &mut ctx).is_some()
+        };
+        // Scalar samples, unknown keys, repeated families, labels written twice: taken.
+        assert!(taken(&SHAPES[1].replace("18014398509481984", "3")));
+        assert!(!taken(SHAPES[1]), "a value of 2^54 is the visitors'");
+        assert!(
+            !taken(SHAPES[4]),
+            "a sample repeating `value` is the visitors'"
+        );
+        // A histogram of a wanted family, an escape: left to the visitors.
+        assert!(!taken(SHAPES[0]));
+        assert!(!taken(SHAPES[3]));
+        // The histogram family skipped by the filter: taken.
+        let lean = crate::account::families_read();
+        let (mut interner, mut line) = (Interner::default(), LineBuf::default());
+        let mut ctx = Ctx {
+            filter: &lean,
+            interner: &mut interner,
+            line: &mut line,
+            fast: true,
+        };
+        assert!(fast::record(SHAPES[2], &mut ctx).is_some());
+        for bad in [
+            "{",
+            "{}x",
+            r#"{"a":01}"#,
+            r#"{"a":[1,]}"#,
+            r#"{"a":tru}"#,
+            "{\"a\":\"\t\"}",
+        ] {
+            assert!(!taken(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_fast_reading_agrees_with_the_visitors_on_every_scrape_file() {
+        let mut files = Vec::new();
+        for dir in ["tests/fixtures", "examples"] {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+            let mut stack = vec![root];
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d).unwrap().flatten() {
+                    let p = e.path();
+                    if p.is_dir() {
+                        stack.push(p);
+                    } else if p.to_string_lossy().ends_with("server_metrics_export.jsonl") {
+                        files.push(p);
+                    }
+                }
+            }
+        }
+        assert!(files.len() >= 10, "{files:?}");
+        let mut taken = 0;
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            for filter in &filters() {
+                assert_eq!(
+                    read_lines(&lines, filter, true),
+                    read_lines(&lines, filter, false),
+                    "{}",
+                    path.display()
+                );
+            }
+            let lean = crate::account::families_read();
+            let (mut interner, mut line) = (Interner::default(), LineBuf::default());
+            for l in &lines {
+                let mut ctx = Ctx {
+                    filter: &lean,
+                    interner: &mut interner,
+                    line: &mut line,
+                    fast: true,
+                };
+                taken += usize::from(fast::record(l, &mut ctx).is_some());
+            }
+        }
+        assert!(taken > 100, "the fast reading took only {taken} lines");
+    }
+
+    #[test]
+    fn fast_numbers_are_serde_json_numbers() {
+        let texts = [
+            "0",
+            "-0",
+            "0.0",
+            "-0.0",
+            "1",
+            "0.1",
+            "0.3",
+            "123456789.123456789",
+            "9007199254740993",
+            "9007199254740992",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1e3",
+            "1E-3",
+            "2.5e+2",
+            "1.7976931348623157e308",
+            "5e-324",
+            "0.000000000000000000001",
+            "123.4567890123456789012",
+            "-12.5e-3",
+            "4.35",
+            "2.675",
+            "1234567.0000001",
+        ];
+        for t in texts {
+            let ours = fast::to_f64_for_tests(t.as_bytes()).unwrap();
+            let theirs: f64 = serde_json::from_str(t).unwrap();
+            assert_eq!(ours.to_bits(), theirs.to_bits(), "{t}");
+        }
+        // Every decimal with up to 17 digits and any point, against serde_json.
+        let mut x: u64 = 0x9e3779b97f4a7c15;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = (x % 10u64.pow((x >> 40) as u32 % 17 + 1)).to_string();
+            let point = (x >> 20) as usize % (digits.len() + 1);
+            let t = if point == digits.len() {
+                digits.clone()
+            } else {
+                format!("{}.{}", &digits[..point.max(1)], &digits[point.max(1)..])
+            };
+            let t = t.trim_end_matches('.').to_string();
+            let theirs: f64 = serde_json::from_str(&t).unwrap();
+            let ours = fast::to_f64_for_tests(t.as_bytes()).unwrap();
+            assert_eq!(ours.to_bits(), theirs.to_bits(), "{t}");
+        }
     }
 
     #[test]
