@@ -9,6 +9,7 @@ pub mod artifact;
 pub mod count;
 pub mod discover;
 pub mod filter;
+pub(crate) mod json_cursor;
 pub(crate) mod json_frame;
 pub(crate) mod json_stream;
 pub mod launch;

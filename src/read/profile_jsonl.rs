@@ -33,9 +33,13 @@ use serde::Deserialize;
 use serde_json::{Number, Value};
 use std::borrow::Cow;
 
+/// The common shape of a record read by hand.
+mod fast;
+
 // Strings are borrowed from the line (copied only when they hold escapes), and copied out
 // only when the reader keeps them: most records are folded, and a fold keeps none of them.
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(expecting = "a request record object")]
 struct LineDe<'a> {
     #[serde(default, borrow)]
@@ -47,6 +51,7 @@ struct LineDe<'a> {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(expecting = "a metadata object")]
 struct MetaDe<'a> {
     #[serde(default, borrow)]
@@ -70,6 +75,7 @@ struct MetaDe<'a> {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(expecting = "a metrics object")]
 struct MetricsDe {
     #[serde(default)]
@@ -83,6 +89,7 @@ struct MetricsDe {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(expecting = "a metric object (`value`, `unit`)")]
 struct MetricDe {
     #[serde(default, deserialize_with = "crate::json_value::optional")]
@@ -90,6 +97,7 @@ struct MetricDe {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(expecting = "an error object")]
 struct ErrorDe<'a> {
     #[serde(default)]
@@ -309,14 +317,20 @@ fn read_line(
         line_no,
         bytes,
     };
-    let parsed = parse_record(file, line_no, bytes, line.text, line.terminated)?;
+    let (parsed, nulls) = match line.text.and_then(fast::record) {
+        Some((parsed, nulls)) => (parsed, Some(nulls)),
+        None => (
+            parse_record(file, line_no, bytes, line.text, line.terminated)?,
+            None,
+        ),
+    };
     let legacy = parsed
         .metadata
         .as_ref()
         .is_some_and(|m| m.credit_phase.is_some());
     let era = if legacy {
         ProfileEra::LegacyCreditPhase
-    } else if has_explicit_null(bytes, line.text) {
+    } else if nulls.unwrap_or_else(|| has_explicit_null(bytes, line.text)) {
         ProfileEra::ExplicitNulls
     } else {
         ProfileEra::OmittedNulls
@@ -501,6 +515,76 @@ pub fn read_profile_jsonl<R: std::io::Read>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Records of every shape the fast reading takes or leaves: current and legacy, nulls,
+    /// escapes, errors, unknown keys at every level, integral and fractional counts.
+    const SHAPES: [&str; 4] = [
+        r#"{"metadata":{"session_num":0,"x_request_id":"0573590b","x_correlation_id":"118f099c","conversation_id":"dea5c0da","turn_index":0,"credit_issued_ns":1781635312709161427,"request_start_ns":1781635312710161427,"request_ack_ns":1781635313135861427,"request_end_ns":1781635313553861427,"worker_id":"worker_3c702d66","benchmark_phase":"warmup","was_cancelled":false},"metrics":{"request_latency":{"value":843.7,"unit":"ms"},"output_sequence_length":{"value":38,"unit":"tokens"},"input_sequence_length":{"value":10988,"unit":"tokens"},"usage_prompt_tokens":{"value":10988.0,"unit":"tokens"},"usage_total_tokens":{"value":11026,"unit":"tokens"}}}"#,
+        r#"{"metadata": {"timestamp_ns": 1759000000000000000, "credit_phase": "PROFILING", "conversation_id": null, "turn_index": null, "was_cancelled": null, "x_correlation_id": "a"b"}, "metrics": {"request_latency": {"value": 1200, "unit": "ms"}, "input_sequence_length": {"value": 1e3}}, "error": null}"#,
+        r#"{"metadata":{"benchmark_phase":"profiling","request_start_ns":1,"request_end_ns":2,"extra":[{"a":[null,true,-1.5e-3]}]},"metrics":null,"error":{"code":500,"type":"InternalServerError","message":"boom","details":{}},"z":"é"}"#,
+        r#"{"metrics":{"usage_prompt_tokens":{"value":-1},"output_sequence_length":{"value":2.5},"input_sequence_length":{"value":"7"}},"metadata":{"turn_index":4294967296,"request_start_ns":18446744073709551616}}"#,
+    ];
+
+    /// A line as the derived parsers read it, with whether it holds a `null`.
+    fn derived(text: &str) -> Option<(LineDe<'_>, bool)> {
+        let line = LineDe::deserialize(&mut serde_json::Deserializer::from_str(text)).ok()?;
+        Some((line, has_explicit_null(text.as_bytes(), Some(text))))
+    }
+
+    #[test]
+    fn the_fast_reading_is_the_derived_one_on_every_mutation() {
+        let (mut taken, mut compared) = (0, 0);
+        for valid in SHAPES {
+            for text in crate::json_path::testing::mutations(valid) {
+                compared += 1;
+                if let Some(fast) = fast::record(&text) {
+                    assert_eq!(Some(fast), derived(&text), "{text}");
+                    taken += 1;
+                }
+            }
+        }
+        assert!(compared > 5_000 && taken > 1_000, "{taken} of {compared}");
+    }
+
+    #[test]
+    fn the_fast_reading_is_the_derived_one_on_every_profile_file() {
+        let mut files = Vec::new();
+        for dir in ["tests/fixtures", "examples"] {
+            let mut stack = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)];
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d).unwrap().flatten() {
+                    let p = e.path();
+                    if p.is_dir() {
+                        stack.push(p);
+                    } else if p.file_name().is_some_and(|n| n == "profile_export.jsonl") {
+                        files.push(p);
+                    }
+                }
+            }
+        }
+        assert!(files.len() >= 10, "{files:?}");
+        let (mut taken, mut lines) = (0, 0);
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap();
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                lines += 1;
+                if let Some(fast) = fast::record(line) {
+                    assert_eq!(Some(fast), derived(line), "{}: {line}", path.display());
+                    taken += 1;
+                }
+            }
+        }
+        assert!(
+            taken * 10 > lines * 9,
+            "the fast reading took {taken} of {lines} lines"
+        );
+        for shape in [SHAPES[0], SHAPES[2]] {
+            assert!(fast::record(shape).is_some(), "{shape}");
+        }
+        for shape in [SHAPES[1], SHAPES[3]] {
+            assert!(fast::record(shape).is_none(), "{shape}");
+        }
+    }
 
     #[test]
     fn null_scan() {
