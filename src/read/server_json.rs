@@ -937,16 +937,17 @@ impl ExportState {
         prefix: &str,
         kind: Option<MetricType>,
     ) -> Result<T, Stop> {
-        self.parse_in(value, prefix, kind, None)
+        self.parse_in(value, &|| prefix.to_string(), kind, None)
     }
 
     /// [`Self::parse`] of a value inside a series read member by member: an error serde_json
     /// raises before reading any of the value's bytes is placed at `before` (where a parse of
-    /// the whole series places it: the byte it had read last).
+    /// the whole series places it: the byte it had read last). The path is made only for an
+    /// error (made for every timeslice, it was a tenth of reading an export).
     fn parse_in<T: serde::de::DeserializeOwned>(
         &self,
         value: &mut Whole<'_>,
-        prefix: &str,
+        prefix: &dyn Fn() -> String,
         kind: Option<MetricType>,
         before: Option<Before>,
     ) -> Result<T, Stop> {
@@ -963,7 +964,7 @@ impl ExportState {
                 let end = stream.byte_offset();
                 let mut alone = serde_json::Deserializer::from_slice(&value.bytes[..end]);
                 let v = T::deserialize(&mut alone).map_err(|err| {
-                    Stop::Error(self.unit_error(value, prefix, kind, &err, before))
+                    Stop::Error(self.unit_error(value, &prefix(), kind, &err, before))
                 })?;
                 value.took = end;
                 Ok(v)
@@ -975,13 +976,17 @@ impl ExportState {
                 Err(Stop::More)
             }
             None if !value.last => Err(Stop::More),
-            Some(Err(err)) => Err(Stop::Error(
-                self.unit_error(value, prefix, kind, &err, before),
-            )),
+            Some(Err(err)) => Err(Stop::Error(self.unit_error(
+                value,
+                &prefix(),
+                kind,
+                &err,
+                before,
+            ))),
             None => Err(Stop::Error(ReadError::new(
                 ErrorCode::JsonSyntax,
                 &self.file,
-                at(Some(value.origin()), Some(prefix.to_string())),
+                at(Some(value.origin()), Some(prefix())),
                 "EOF while parsing a value",
             ))),
         }
@@ -1192,31 +1197,33 @@ impl ExportState {
             return Ok(());
         };
         let index = fam.series.len() + fam.untyped.as_ref().map_or(0, Vec::len);
-        let prefix = format!("{}.series[{index}]", self.family_path());
+        let prefix = || format!("{}.series[{index}]", self.family_path());
         if !fam.wanted {
-            self.parse::<IgnoredAny>(v, &prefix, None)?;
+            self.parse_in::<IgnoredAny>(v, &prefix, None, None)?;
             return Ok(());
         }
         let lean = self.filter.is_lean();
         let series = match fam.metric_type {
             Some(t @ MetricType::Histogram) if lean => self
-                .parse::<RawSeriesStats>(v, &prefix, Some(t))?
+                .parse_in::<RawSeriesStats>(v, &prefix, Some(t), None)?
                 .into_series(t),
             Some(t @ (MetricType::Gauge | MetricType::Unknown)) if lean => self
-                .parse::<RawSeriesStats>(v, &prefix, Some(t))?
+                .parse_in::<RawSeriesStats>(v, &prefix, Some(t), None)?
                 .into_series(t),
             Some(t @ MetricType::Counter) if lean => self
-                .parse::<RawCounterSeries>(v, &prefix, Some(t))?
+                .parse_in::<RawCounterSeries>(v, &prefix, Some(t), None)?
                 .into_series(),
-            Some(t @ MetricType::Counter) => {
-                self.parse::<RawSeries>(v, &prefix, Some(t))?.into_series(t)
-            }
-            Some(t @ MetricType::Histogram) => {
-                self.parse::<RawSeries>(v, &prefix, Some(t))?.into_series(t)
-            }
-            Some(t) => self.parse::<RawSeries>(v, &prefix, Some(t))?.into_series(t),
+            Some(t @ MetricType::Counter) => self
+                .parse_in::<RawSeries>(v, &prefix, Some(t), None)?
+                .into_series(t),
+            Some(t @ MetricType::Histogram) => self
+                .parse_in::<RawSeries>(v, &prefix, Some(t), None)?
+                .into_series(t),
+            Some(t) => self
+                .parse_in::<RawSeries>(v, &prefix, Some(t), None)?
+                .into_series(t),
             None => {
-                let raw = self.parse::<RawSeries>(v, &prefix, None)?;
+                let raw = self.parse_in::<RawSeries>(v, &prefix, None, None)?;
                 self.add_series(vec![raw]);
                 return Ok(());
             }
@@ -1466,9 +1473,12 @@ impl ExportState {
             return Ok(());
         };
         let t = open.metric_type;
-        let path = format!("{}.{}", open.prefix, self.key);
         let field = open.field;
         self.open_series_mut().awaiting = false;
+        let path = || {
+            let prefix = self.open_series.as_ref().map_or("", |o| o.prefix.as_str());
+            format!("{prefix}.{}", self.key)
+        };
         let before = Some(Before::Byte);
         match field {
             SeriesField::EndpointUrl => {
@@ -1508,7 +1518,7 @@ impl ExportState {
             return Ok(());
         };
         let t = open.metric_type;
-        let path = format!("{}.timeslices[{}]", open.prefix, open.slices_read);
+        let path = || format!("{}.timeslices[{}]", open.prefix, open.slices_read);
         // As the whole series' parse places it: the first element's at the array's `[`
         // when whitespace is between them.
         let before = match (open.slices_read, open.slices_at) {
