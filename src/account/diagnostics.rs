@@ -38,12 +38,13 @@ pub fn usage_family(e: Engine) -> &'static str {
     }
 }
 
+/// An endpoint's gauges of one family: their keys and (`avg`, `max`).
 fn gauges_of<'a>(
     ev: &'a Evidence,
     endpoint: &'a str,
     family: &'a str,
-) -> impl Iterator<Item = (&'a SeriesKey, &'a (Option<f64>, Option<f64>))> + 'a {
-    of_family(&ev.gauges, endpoint, family)
+) -> impl Iterator<Item = (&'a SeriesKey, (Option<f64>, Option<f64>))> + 'a {
+    of_family(&ev.gauges, endpoint, family).map(|(k, v)| (k, v.get()))
 }
 
 /// Usage gauge (mean of series averages, max of series maxima), as a fraction.
@@ -98,7 +99,7 @@ pub fn capacity(ev: &Evidence, endpoint: &str, e: Engine) -> Option<f64> {
         Engine::Sglang => {
             let mut pools: BTreeMap<Labels, f64> = BTreeMap::new();
             for (k, (avg, max)) in gauges_of(ev, endpoint, "sglang:max_total_num_tokens") {
-                let v = max.or(*avg).filter(|v| v.is_finite() && *v > 0.0)?;
+                let v = max.or(avg).filter(|v| v.is_finite() && *v > 0.0)?;
                 let key = pool_key(&k.labels);
                 match pools.get(&key) {
                     Some(prev) if (*prev - v).abs() > 0.5 => return None,
@@ -111,10 +112,10 @@ pub fn capacity(ev: &Evidence, endpoint: &str, e: Engine) -> Option<f64> {
         }
         Engine::Trtllm => {
             let blocks: Vec<f64> = gauges_of(ev, endpoint, "trtllm_kv_cache_max_blocks")
-                .filter_map(|(_, (a, m))| m.or(*a))
+                .filter_map(|(_, (a, m))| m.or(a))
                 .collect();
             let per_block = gauges_of(ev, endpoint, "trtllm_kv_cache_tokens_per_block")
-                .find_map(|(_, (a, m))| m.or(*a))
+                .find_map(|(_, (a, m))| m.or(a))
                 .or_else(|| {
                     gauges_of(ev, endpoint, "trtllm_kv_cache_config_info").find_map(|(k, _)| {
                         label_f64(&k.labels, &["tokens_per_block", "block_size", "page_size"])

@@ -5,7 +5,7 @@
 
 use super::fold::{SampleBuf, ScrapeFold};
 use super::verdict::{Reason, ReasonCode};
-use crate::model::{Family, Labels, MetricType, Series, ServerMetricsExport, Stats};
+use crate::model::{Family, Labels, MetricType, OptF64, Series, ServerMetricsExport, Stats};
 use crate::read::names::canonical_family;
 use crate::read::Run;
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,8 +23,9 @@ pub use crate::model::CounterSlice as Slice;
 /// Everything known about one series.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SeriesEvidence {
-    /// Profiling-phase `stats.total` (or the CSV's), the telemetry value.
-    pub stats_total: Option<f64>,
+    /// Profiling-phase `stats.total` (or the CSV's), the telemetry value (eight bytes, not
+    /// sixteen: a many-series run keeps one per counter).
+    pub stats_total: OptF64,
     /// Profiling-phase counter timeslices, sorted by start.
     pub slices: Arc<[Slice]>,
     /// Raw cumulative samples (epoch ns, value), sorted by time, one per instant (compact:
@@ -40,6 +41,21 @@ pub struct SeriesEvidence {
     /// What few series have (a warmup phase, a second export), apart: a many-series run
     /// pays a pointer per series for it, not 48 bytes.
     pub rare: Option<Box<RareEvidence>>,
+}
+
+/// Two stats of a gauge (`avg`, `max`) or a histogram (`count`, `sum`), each possibly absent,
+/// in sixteen bytes (a many-endpoint run keeps one per gauge and histogram series).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StatPair(OptF64, OptF64);
+
+impl StatPair {
+    pub fn new(a: Option<f64>, b: Option<f64>) -> Self {
+        StatPair(a.into(), b.into())
+    }
+
+    pub fn get(&self) -> (Option<f64>, Option<f64>) {
+        (self.0.get(), self.1.get())
+    }
 }
 
 /// The rarely present evidence of a series (see [`SeriesEvidence::rare`]).
@@ -170,9 +186,9 @@ pub struct Evidence {
     /// (see [`share_equal`]): a map each was a sixth of a many-endpoint CSV's memory.
     pub families: BTreeMap<String, Arc<FamilyMap>>,
     /// Gauge values per series: (avg, max) from stats or from samples.
-    pub gauges: SeriesMap<(Option<f64>, Option<f64>)>,
+    pub gauges: SeriesMap<StatPair>,
     /// Histogram (count, sum) per series over the profiling phase.
-    pub histograms: SeriesMap<(Option<f64>, Option<f64>)>,
+    pub histograms: SeriesMap<StatPair>,
     pub coverage: BTreeMap<String, Coverage>,
     /// Which export supplied stats: `json`, `csv`, or none.
     pub stats_source: Option<&'static str>,
@@ -295,7 +311,7 @@ impl Evidence {
                         rare.warmup_total = c.total;
                         rare.warmup_slices = slices_of(s);
                     } else {
-                        e.stats_total = c.total;
+                        e.stats_total = c.total.into();
                         e.slices = slices_of(s);
                     }
                 }
@@ -306,10 +322,10 @@ impl Evidence {
                                 .insert(s.endpoint_url.clone(), (lo, hi));
                         }
                     }
-                    self.gauges.insert(key, (g.avg, g.max));
+                    self.gauges.insert(key, StatPair::new(g.avg, g.max));
                 }
                 Stats::Histogram(h) if !warmup => {
-                    self.histograms.insert(key, (h.count, h.sum));
+                    self.histograms.insert(key, StatPair::new(h.count, h.sum));
                 }
                 _ => {}
             }
@@ -450,5 +466,20 @@ pub fn notes(ev: &Evidence, reasons: &mut Vec<Reason>) {
             )
             .at(url.clone()),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a many-series run keeps per series (64-bit targets: pointers of eight bytes):
+    /// a counter's evidence, a gauge's or histogram's two stats, a lean CSV row.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn per_series_evidence_stays_small() {
+        assert_eq!(std::mem::size_of::<SeriesEvidence>(), 48);
+        assert_eq!(std::mem::size_of::<StatPair>(), 16);
+        assert_eq!(std::mem::size_of::<crate::model::server_metrics::CsvSeries>(), 40);
     }
 }

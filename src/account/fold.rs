@@ -14,7 +14,7 @@
 //! [`SampleBuf::decimate`]); the evidence then says so (`coarsened`, reason
 //! `evidence_coarsened`): every bound drawn from it still contains the truth, only wider.
 
-use super::evidence::{share_name, Evidence, SeriesKey, PROCESS_START};
+use super::evidence::{share_name, Evidence, SeriesKey, StatPair, PROCESS_START};
 use super::request_scope::RecordFold;
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -638,11 +638,14 @@ impl ScrapeFold {
             key.labels = ev.intern_shared(&key.labels);
             if let Some((_, first, max)) = intake.gauge {
                 let g = ev.gauges.entry(key.clone());
-                g.1 = Some(g.1.map_or(max, |m: f64| m.max(max)));
-                g.0 = g.0.or(Some(first));
+                let (avg, seen_max) = g.get();
+                *g = StatPair::new(
+                    avg.or(Some(first)),
+                    Some(seen_max.map_or(max, |m: f64| m.max(max))),
+                );
             }
             if let Some((_, count, sum)) = intake.histogram {
-                ev.histograms.insert(key.clone(), (count, sum));
+                ev.histograms.insert(key.clone(), StatPair::new(count, sum));
             }
             if !intake.samples.is_empty() {
                 let e = ev.series.entry(key);

@@ -305,7 +305,7 @@ fn from_slices(
     };
     // Without a reset the slices add up to at most stats.total. AIPerf clamps a total that
     // went negative across a reset to 0 while the other slices keep their mass.
-    let reset = match ev.stats_total {
+    let reset = match ev.stats_total.get() {
         Some(t) => t + 0.5 + all_sum * 1e-9 < all_sum,
         None => false,
     };
@@ -404,12 +404,16 @@ impl Candidates {
 /// no window bounds nothing).
 pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounded {
     let samples = ev.samples.to_vec();
-    let non_finite = ev.stats_total.is_some_and(|t| !finite_nonneg(t))
+    let non_finite = ev.stats_total.get().is_some_and(|t| !finite_nonneg(t))
         || ev.csv_total().is_some_and(|t| !finite_nonneg(t))
         || ev.slices.iter().any(|s| !finite_nonneg(s.total))
         || samples.iter().any(|s| !finite_nonneg(s.1));
-    let telemetry = ev.stats_total.filter(|t| finite_nonneg(*t)).unwrap_or(0.0);
-    let csv_disagrees = match (ev.stats_total, ev.csv_total()) {
+    let telemetry = ev
+        .stats_total
+        .get()
+        .filter(|t| finite_nonneg(*t))
+        .unwrap_or(0.0);
+    let csv_disagrees = match (ev.stats_total.get(), ev.csv_total()) {
         (Some(j), Some(c)) => (j - c).abs() > 1e-4 + 1e-9 * j.abs().max(c.abs()),
         _ => false,
     };
@@ -428,7 +432,7 @@ pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounde
         return result;
     };
     if policy.trust_phase_totals && ev.phase_scoped && !at.restarted && !result.conflict {
-        if let Some(t) = ev.stats_total.filter(|t| finite_nonneg(*t)) {
+        if let Some(t) = ev.stats_total.get().filter(|t| finite_nonneg(*t)) {
             result.interval = Interval::exact(t);
             result.method = Method::PhaseTotal;
             return result;
@@ -559,7 +563,7 @@ fn covered_total(ev: &SeriesEvidence, at: &SeriesContext, w: Window) -> Option<f
     if !(series_reaches_back && total_covers(at.coverage, w)) {
         return None;
     }
-    let t = ev.stats_total.filter(|t| finite_nonneg(*t))?;
+    let t = ev.stats_total.get().filter(|t| finite_nonneg(*t))?;
     Some(match ev.csv_total().filter(|c| finite_nonneg(*c)) {
         Some(c) => t.max(c),
         None => t,
@@ -632,7 +636,7 @@ mod tests {
         let mut s = slices(&[100.0; 10], 10 * S);
         s[9].end_ns = 20 * S + S / 2;
         let ev = SeriesEvidence {
-            stats_total: Some(1000.0),
+            stats_total: Some(1000.0).into(),
             slices: s.into(),
             ..Default::default()
         };
@@ -681,7 +685,7 @@ mod tests {
         };
         let ev = SeriesEvidence {
             phase_scoped: true,
-            stats_total: None,
+            stats_total: None.into(),
             ..ev
         };
         let b = bound(&ev, &at(w, None), &trusting);
@@ -695,7 +699,7 @@ mod tests {
         let mut s = slices(&[100.0; 10], 10 * S);
         s.remove(4);
         let ev = SeriesEvidence {
-            stats_total: Some(1000.0),
+            stats_total: Some(1000.0).into(),
             slices: s.into(),
             ..Default::default()
         };
@@ -714,7 +718,7 @@ mod tests {
     #[test]
     fn stats_total_alone() {
         let ev = SeriesEvidence {
-            stats_total: Some(500.0),
+            stats_total: Some(500.0).into(),
             ..Default::default()
         };
         let b = bound(&ev, &at(W, None), &Policy::default());
@@ -732,7 +736,7 @@ mod tests {
             ..Policy::default()
         };
         let phase = SeriesEvidence {
-            stats_total: Some(500.0),
+            stats_total: Some(500.0).into(),
             phase_scoped: true,
             ..Default::default()
         };
@@ -744,7 +748,7 @@ mod tests {
     #[test]
     fn nan_is_flagged() {
         let ev = SeriesEvidence {
-            stats_total: Some(f64::NAN),
+            stats_total: Some(f64::NAN).into(),
             ..Default::default()
         };
         assert!(bound(&ev, &at(W, None), &Policy::default()).non_finite);

@@ -54,7 +54,7 @@ pub fn telemetry(
     let mut telemetry = Telemetry::default();
     for name in &ratio_gauges {
         let vals: Vec<f64> = all_of_family(&ev.gauges, name)
-            .filter_map(|(_, (a, _))| a.filter(|v| v.is_finite()))
+            .filter_map(|(_, g)| g.get().0.filter(|v| v.is_finite()))
             .collect();
         if !vals.is_empty() {
             telemetry
@@ -155,7 +155,7 @@ pub fn offload(engines: &BTreeMap<String, Engine>, ctx: &Ctx<'_>) -> Offload {
 fn frontend_hit_rate(ev: &Evidence) -> Option<f64> {
     let sum_of = |fam: &str| -> Option<f64> {
         let v: Vec<f64> = all_of_family(&ev.histograms, fam)
-            .filter_map(|(_, (_, s))| *s)
+            .filter_map(|(_, h)| h.get().1)
             .collect();
         (!v.is_empty()).then(|| v.iter().sum())
     };

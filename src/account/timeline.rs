@@ -311,7 +311,7 @@ fn counter_timeline(
         slices = merge_slices(slices, k);
         samples = thin_samples(samples, k);
     }
-    let slices_exceed_total = series.iter().any(|s| match s.stats_total {
+    let slices_exceed_total = series.iter().any(|s| match s.stats_total.get() {
         Some(t) => {
             let sum: f64 = s.slices.iter().map(|x| x.total).sum();
             t + 0.5 + sum * 1e-9 < sum

@@ -73,7 +73,7 @@ pub fn token_totals(
 ) -> Tokens {
     // Frontend: the input histogram's sum, used only when its count agrees with the requests.
     let isl: Vec<(Option<f64>, Option<f64>)> = all_of_family(&ev.histograms, dynamo::FRONTEND_ISL)
-        .map(|(_, v)| *v)
+        .map(|(_, v)| v.get())
         .collect();
     if !isl.is_empty() {
         let count: f64 = isl.iter().filter_map(|v| v.0).sum();

@@ -2,11 +2,13 @@
 //! here parses bytes. Epoch-nanosecond fields are `u64` end to end (they exceed 2^53).
 
 pub mod launch;
+pub mod opt_f64;
 pub mod profile;
 pub mod scrape;
 pub mod server_metrics;
 
 pub use launch::{LaunchFacts, Role};
+pub use opt_f64::OptF64;
 pub use profile::{Phase, ProfileEra, ProfileExport, RecordError, RequestRecord, RunSummary};
 pub use scrape::{
     FamilyGroup, FamilyMeta, FamilyView, Histogram, SampleValue, SampleView, Samples, Scrape,

@@ -1,6 +1,6 @@
 //! The AIPerf server-metrics export (JSON schema 1.0 / 1.1, or the CSV with stats only).
 
-use super::Labels;
+use super::{Labels, OptF64};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -277,7 +277,7 @@ pub struct CsvLean {
     pub series: Vec<CsvSeries>,
 }
 
-/// One CSV series read lean (48 B): its family, endpoint and shared label set, and the stats
+/// One CSV series read lean (40 B): its family, endpoint and shared label set, and the stats
 /// accounting reads. Which stat is where depends on the family's type: a counter's `total`
 /// is [`CsvSeries::TOTAL`], a gauge's (and an `unknown` family's) `avg`, `min` and `max` are
 /// [`CsvSeries::AVG`], [`CsvSeries::MIN`], [`CsvSeries::MAX`], a histogram's `count` and `sum`
@@ -289,9 +289,8 @@ pub struct CsvSeries {
     /// Index of its endpoint in [`CsvLean::endpoint_urls`].
     pub endpoint: u32,
     pub labels: Arc<Labels>,
-    values: [f64; 3],
-    /// Bit `i` set: `values[i]` is present (every stat value may be absent, NaN included).
-    present: u8,
+    /// Every stat value may be absent, NaN included.
+    values: [OptF64; 3],
 }
 
 impl CsvSeries {
@@ -303,25 +302,17 @@ impl CsvSeries {
     pub const SUM: usize = 1;
 
     pub fn new(family: u32, endpoint: u32, labels: Arc<Labels>, values: [Option<f64>; 3]) -> Self {
-        let mut present = 0u8;
-        for (i, v) in values.iter().enumerate() {
-            if v.is_some() {
-                present |= 1 << i;
-            }
-        }
         CsvSeries {
             family,
             endpoint,
             labels,
-            values: values.map(|v| v.unwrap_or(0.0)),
-            present,
+            values: values.map(OptF64::new),
         }
     }
 
     /// Stat `i` (see the type's docs for which is which).
     pub fn value(&self, i: usize) -> Option<f64> {
-        let v = self.values.get(i)?;
-        (self.present & (1 << i) != 0).then_some(*v)
+        self.values.get(i)?.get()
     }
 
     /// The stats a lean read keeps of a full read's series, by its stats' kind.

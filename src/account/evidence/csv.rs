@@ -3,7 +3,8 @@
 use super::super::lookup::insert_sorted;
 use super::table::AddressMap;
 use super::{
-    share_name, Evidence, FamilyMap, LabelSets, SeriesEvidence, SeriesKey, SeriesMap, PROCESS_START,
+    share_name, Evidence, FamilyMap, LabelSets, SeriesEvidence, SeriesKey, SeriesMap, StatPair,
+    PROCESS_START,
 };
 use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{Labels, MetricType, ServerMetricsExport};
@@ -140,14 +141,15 @@ impl Evidence {
                 match f.metric_type {
                     MetricType::Counter => {
                         let e = SeriesEvidence {
-                            stats_total: s.value(CsvSeries::TOTAL),
+                            stats_total: s.value(CsvSeries::TOTAL).into(),
                             ..SeriesEvidence::default()
                         };
                         counters.push((key, e));
                     }
-                    MetricType::Histogram => {
-                        histograms.push((key, (s.value(CsvSeries::COUNT), s.value(CsvSeries::SUM))))
-                    }
+                    MetricType::Histogram => histograms.push((
+                        key,
+                        StatPair::new(s.value(CsvSeries::COUNT), s.value(CsvSeries::SUM)),
+                    )),
                     MetricType::Gauge | MetricType::Unknown => {
                         if f.name == PROCESS_START {
                             if let (Some(lo), Some(hi)) =
@@ -158,7 +160,10 @@ impl Evidence {
                                 }
                             }
                         }
-                        gauges.push((key, (s.value(CsvSeries::AVG), s.value(CsvSeries::MAX))));
+                        gauges.push((
+                            key,
+                            StatPair::new(s.value(CsvSeries::AVG), s.value(CsvSeries::MAX)),
+                        ));
                     }
                 }
             }
