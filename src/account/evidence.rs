@@ -469,17 +469,20 @@ pub fn notes(ev: &Evidence, reasons: &mut Vec<Reason>) {
     }
 }
 
-#[cfg(test)]
+// 64-bit targets: the sizes below count pointers of eight bytes.
+#[cfg(all(test, target_pointer_width = "64"))]
 mod tests {
     use super::*;
 
-    /// What a many-series run keeps per series (64-bit targets: pointers of eight bytes):
-    /// a counter's evidence, a gauge's or histogram's two stats, a lean CSV row.
+    /// What a many-series run keeps per series: a counter's evidence, a gauge's or
+    /// histogram's two stats, a lean CSV row.
     #[test]
-    #[cfg(target_pointer_width = "64")]
     fn per_series_evidence_stays_small() {
         assert_eq!(std::mem::size_of::<SeriesEvidence>(), 48);
         assert_eq!(std::mem::size_of::<StatPair>(), 16);
-        assert_eq!(std::mem::size_of::<crate::model::server_metrics::CsvSeries>(), 40);
+        assert_eq!(
+            std::mem::size_of::<crate::model::server_metrics::CsvSeries>(),
+            40
+        );
     }
 }
