@@ -85,8 +85,8 @@ export declare function inspectRuns(files: RunFileInput[], options?: InspectOpti
  * bounds, per-role counters, per-endpoint sources, token totals, KV cache, offload, the
  * theoretical hit rate and the dashboard's `legacy` keys: the JSON of `kvledger account --json`.
  * A verdict is data: an ineligible run is returned, not thrown. Each file's content is read
- * from JavaScript a chunk at a time (a server-metrics JSON export is copied in whole), so the
- * module's memory grows with what accounting keeps, not with the files' size.
+ * from JavaScript a chunk at a time, so the module's memory grows with what accounting keeps,
+ * not with the files' size.
  */
 export declare function accountRun(files: RunFileInput[], options?: AccountOptions | null): Accounting;
 

@@ -51,17 +51,6 @@ impl std::fmt::Debug for dyn ByteSource + '_ {
     }
 }
 
-/// Whether a file of this name is read faster from a buffer holding it whole than as it
-/// streams, for the same result: the server-metrics JSON export parses each series whole
-/// (member by member as it streams). Callers holding a file elsewhere (the WASM build: in
-/// JavaScript) copy it in whole when this says so, and stream it otherwise.
-pub fn read_faster_whole(name: &str) -> bool {
-    matches!(
-        recognise_name(name),
-        Recognition::Read(ArtifactKind::ServerMetricsJson)
-    )
-}
-
 /// One input file: the name used for format recognition and in errors, and its content.
 #[derive(Debug, Clone)]
 pub struct InputFile<'a> {

@@ -28,6 +28,7 @@ use crate::model::{
     ServerMetricsFormat, Stats, TimeRange, Timeslice,
 };
 use crate::read::count;
+use crate::read::json_cursor::Cursor;
 use crate::read::json_frame::{Framer, Sink, Stop, Whole};
 use crate::read::json_stream::{at, refused_number_position};
 use crate::read::locate::{serde_error_position, serde_offset, LineCol, OwnedPath};
@@ -940,6 +941,42 @@ impl ExportState {
         self.parse_in(value, &|| prefix.to_string(), kind, None)
     }
 
+    /// A value passed over unread (a family, series or timeslice the reading does not keep),
+    /// its path `prefix`: checked by the JSON cursor ([`Cursor`]), which accepts only what
+    /// serde_json accepts, and ends at a delimiter; anything else (an escape, a value the bytes
+    /// at hand cut short, an error) is `IgnoredAny`'s, with its error or its wait. (serde_json
+    /// calls out per token in the size-built `.wasm`: skipping was most of reading an export.)
+    fn skip(
+        &self,
+        value: &mut Whole<'_>,
+        prefix: &str,
+        kind: Option<MetricType>,
+    ) -> Result<(), Stop> {
+        self.skip_in(value, &|| prefix.to_string(), kind, None)
+    }
+
+    /// [`Self::skip`] as [`Self::parse_in`] parses.
+    fn skip_in(
+        &self,
+        value: &mut Whole<'_>,
+        prefix: &dyn Fn() -> String,
+        kind: Option<MetricType>,
+        before: Option<Before>,
+    ) -> Result<(), Stop> {
+        let mut c = Cursor::new(value.bytes);
+        let delimited = c.skip_value(1).is_some()
+            && matches!(
+                value.bytes.get(c.i),
+                Some(b' ' | b'\n' | b'\t' | b'\r' | b',' | b']' | b'}')
+            );
+        if delimited {
+            value.took = c.i;
+            return Ok(());
+        }
+        self.parse_in::<IgnoredAny>(value, prefix, kind, before)
+            .map(|_| ())
+    }
+
     /// [`Self::parse`] of a value inside a series read member by member: an error serde_json
     /// raises before reading any of the value's bytes is placed at `before` (where a parse of
     /// the whole series places it: the byte it had read last). The path is made only for an
@@ -1121,7 +1158,7 @@ impl ExportState {
                 }
             }
             _ => {
-                self.parse::<IgnoredAny>(v, &key, None)?;
+                self.skip(v, &key, None)?;
             }
         }
         Ok(())
@@ -1134,7 +1171,7 @@ impl ExportState {
         let wanted = fam.wanted;
         let field = format!("{}.{}", self.family_path(), self.key);
         if !wanted {
-            self.parse::<IgnoredAny>(v, &field, None)?;
+            self.skip(v, &field, None)?;
             return Ok(());
         }
         match self.key.as_str() {
@@ -1172,7 +1209,7 @@ impl ExportState {
                 }
             }
             _ => {
-                self.parse::<IgnoredAny>(v, &field, None)?;
+                self.skip(v, &field, None)?;
             }
         }
         Ok(())
@@ -1199,7 +1236,7 @@ impl ExportState {
         let index = fam.series.len() + fam.untyped.as_ref().map_or(0, Vec::len);
         let prefix = || format!("{}.series[{index}]", self.family_path());
         if !fam.wanted {
-            self.parse_in::<IgnoredAny>(v, &prefix, None, None)?;
+            self.skip_in(v, &prefix, None, None)?;
             return Ok(());
         }
         let lean = self.filter.is_lean();
@@ -1504,7 +1541,7 @@ impl ExportState {
                 }
             }
             SeriesField::Other => {
-                self.parse_in::<IgnoredAny>(v, &path, Some(t), before)?;
+                self.skip_in(v, &path, Some(t), before)?;
             }
         }
         Ok(())
@@ -1535,7 +1572,7 @@ impl ExportState {
                 });
             }
         } else {
-            self.parse_in::<IgnoredAny>(v, &path, Some(t), before)?;
+            self.skip_in(v, &path, Some(t), before)?;
         }
         self.open_series_mut().slices_read += 1;
         Ok(())
@@ -1633,7 +1670,7 @@ impl Sink for ExportState {
                     self.parse::<ExpectObject<FamilyWords>>(value, &path, None)
                         .map(|_| ())
                 } else {
-                    self.parse::<IgnoredAny>(value, &path, None).map(|_| ())
+                    self.skip(value, &path, None)
                 };
                 if done.is_ok() {
                     self.family = None;

@@ -1,14 +1,14 @@
 //! The `files` argument of the whole-buffer calls (`accountRun`, `inspectRun`, and their
 //! sweeps): checked field by field, then read from JavaScript as the run's reader needs it. A
 //! typed array or a string is streamed into wasm memory a chunk at a time, so a call's linear
-//! memory grows with what is kept of its files, not with their size; only a file read faster
-//! whole (`read_faster_whole`: the server-metrics JSON export) is copied in whole.
+//! memory grows with what is kept of its files, not with their size. (The server-metrics JSON
+//! export was copied in whole while it parsed faster so; since its skipped values are passed
+//! over by the JSON cursor it streams faster, in a tenth of the memory.)
 
 use super::stream::heap_in_use;
-use crate::error::{ErrorCode, ReadError};
-use crate::options::{one_content, CallError, OptionsError};
+use crate::options::{one_content, OptionsError};
 use crate::read::discover::normalise_path;
-use crate::read::run::{read_faster_whole, ByteSource, InputData, MemoryBudget};
+use crate::read::run::{ByteSource, InputData, MemoryBudget};
 use crate::read::InputFile;
 use js_sys::{Array, ArrayBuffer, JsString, Object, Reflect, Uint8Array};
 use std::io::Read;
@@ -23,10 +23,6 @@ pub(crate) const WHOLE_CALL_BUDGET: MemoryBudget = MemoryBudget {
     in_use: heap_in_use,
 };
 
-/// A whole file copied in is refused when its bytes, 1.3 times over, added to the heap in use,
-/// would pass the budget: before anything is copied, so the instance stays as it was.
-const WHOLE_COPY_FACTOR_TENTHS: u64 = 13;
-
 /// A file's content as the caller gave it, still in JavaScript.
 pub(crate) enum Content {
     /// A `Uint8Array` over the bytes of any typed array, `DataView` or `ArrayBuffer` given.
@@ -40,11 +36,8 @@ pub(crate) struct FileArg {
     content: Content,
 }
 
-/// A file as the run's reader takes it: copied in whole, or read from JavaScript as it streams.
-pub(crate) enum Held {
-    Whole(String, Vec<u8>),
-    Streamed(String, Content),
-}
+/// A file as the run's reader takes it: read from JavaScript as it streams.
+pub(crate) struct Held(String, Content);
 
 /// What a JS value is, for messages ("got null").
 fn describe(v: &JsValue) -> &'static str {
@@ -197,57 +190,16 @@ pub(crate) fn sweep_files_arg(files: &JsValue) -> Result<Vec<FileArg>, OptionsEr
     Ok(args)
 }
 
-/// Bytes a content takes copied in (a string: its UTF-16 length, the least its UTF-8 takes).
-fn content_size(content: &Content) -> u64 {
-    match content {
-        Content::Bytes(b) => u64::from(b.length()),
-        Content::Text(t) => u64::from(t.length()),
-    }
-}
-
-/// The files as the run's reader takes them: those read faster whole copied in (refused with
-/// `INPUT_TOO_LARGE` first when they could not fit), the others left in JavaScript to stream.
-pub(crate) fn hold(files: Vec<FileArg>) -> Result<Vec<Held>, CallError> {
-    let whole: u64 = files
-        .iter()
-        .filter(|f| read_faster_whole(&f.name))
-        .map(|f| content_size(&f.content))
-        .sum();
-    let needed = whole.saturating_mul(WHOLE_COPY_FACTOR_TENTHS) / 10;
-    let room = WHOLE_CALL_BUDGET.limit.saturating_sub(heap_in_use());
-    if needed > room {
-        return Err(ReadError::whole(
-            ErrorCode::InputTooLarge,
-            "files",
-            format!(
-                "the files read whole take {whole} bytes, too many for one call's memory (a WebAssembly instance has at most 4 GiB, and reading takes about 1.3 times the input): account them with accountStream, which reads files of any size chunk by chunk"
-            ),
-        )
-        .into());
-    }
-    Ok(files
-        .into_iter()
-        .map(|f| {
-            if !read_faster_whole(&f.name) {
-                return Held::Streamed(f.name, f.content);
-            }
-            let bytes = match f.content {
-                Content::Bytes(b) => b.to_vec(),
-                Content::Text(t) => String::from(t).into_bytes(),
-            };
-            Held::Whole(f.name, bytes)
-        })
-        .collect())
+/// The files as the run's reader takes them: left in JavaScript, streamed as it reads.
+pub(crate) fn hold(files: Vec<FileArg>) -> Vec<Held> {
+    files.into_iter().map(|f| Held(f.name, f.content)).collect()
 }
 
 pub(crate) fn inputs_of(held: &[Held]) -> Vec<InputFile<'_>> {
     held.iter()
-        .map(|h| match h {
-            Held::Whole(name, bytes) => InputFile::bytes(name.clone(), bytes),
-            Held::Streamed(name, content) => InputFile {
-                name: name.clone(),
-                data: InputData::Source(content),
-            },
+        .map(|Held(name, content)| InputFile {
+            name: name.clone(),
+            data: InputData::Source(content),
         })
         .collect()
 }

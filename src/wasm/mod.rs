@@ -139,7 +139,7 @@ fn one_run<T>(
     options: &RunOptions,
     result: impl Fn(&Run) -> T,
 ) -> Result<T, CallError> {
-    let held = files::hold(files::files_arg(files)?)?;
+    let held = files::hold(files::files_arg(files)?);
     let run = read_run(&files::inputs_of(&held), options)?;
     Ok(result(&run))
 }
@@ -152,7 +152,7 @@ fn account_one_run(
     options: &RunOptions,
     policy: &crate::account::Policy,
 ) -> Result<crate::account::Accounting, CallError> {
-    let held = files::hold(files::files_arg(files)?)?;
+    let held = files::hold(files::files_arg(files)?);
     let (run, fold) = read_run_folded(&files::inputs_of(&held), options)?;
     Ok(account_run_folded(run, fold, policy))
 }
@@ -164,7 +164,7 @@ fn many_runs<T>(
     options: &RunOptions,
     result: impl Fn(&Run) -> T,
 ) -> Result<Vec<RunOutcome<T>>, CallError> {
-    let held = files::hold(files::sweep_files_arg(files)?)?;
+    let held = files::hold(files::sweep_files_arg(files)?);
     let (runs, _) = read_runs(&files::inputs_of(&held), options);
     Ok(runs
         .into_iter()
