@@ -461,7 +461,12 @@ impl Framer {
                 None => self.prior,
             },
         };
-        if !is_key && !matches!(b, b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n') {
+        if !is_key
+            && !matches!(
+                b,
+                b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+            )
+        {
             // No JSON value starts so: its error now (serde_json stops at this byte), not once
             // a "value" of such bytes has been gathered up to the value limit (a file of zeros).
             self.deliver(g, &data[i..=i], data, cursor, sink)?;
