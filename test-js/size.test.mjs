@@ -1,8 +1,8 @@
 // The size of the one .wasm every entry loads: what a browser or an edge worker downloads before
 // the first call. Issue 11 asks for at most 250 KB gzip -9 (256,000 bytes as GNU gzip -9 writes
 // them); the build is not there yet, so this test holds a ceiling about 1 % above today's size,
-// so that nothing grows it unnoticed, and prints how far the goal is. Today: 472,912 B gzip -9,
-// 1,155,118 B raw (464,956 B before the scrape and profile JSONL lines were read by hand,
+// so that nothing grows it unnoticed, and prints how far the goal is. Today: 473,268 B gzip -9,
+// 1,155,958 B raw (464,956 B before the scrape and profile JSONL lines were read by hand,
 // src/read/json_cursor.rs: those readers about 1.6-2.3x as fast in Node). Every step up and
 // down, with what it bought, is in BENCHMARKS.md ("Where the .wasm bytes go").
 // Lower CEILING_GZIP9 with every cut; the goal is GOAL_GZIP9. Run after `npm run build`
