@@ -38,7 +38,7 @@ mod fast;
 
 // Strings are borrowed from the line (copied only when they hold escapes), and copied out
 // only when the reader keeps them: most records are folded, and a fold keeps none of them.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(expecting = "a request record object")]
 struct LineDe<'a> {
@@ -50,7 +50,7 @@ struct LineDe<'a> {
     error: Option<ErrorDe<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(expecting = "a metadata object")]
 struct MetaDe<'a> {
@@ -74,7 +74,7 @@ struct MetaDe<'a> {
     x_correlation_id: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(expecting = "a metrics object")]
 struct MetricsDe {
@@ -96,7 +96,7 @@ struct MetricDe {
     value: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(expecting = "an error object")]
 struct ErrorDe<'a> {
@@ -335,18 +335,7 @@ fn read_line(
     } else {
         ProfileEra::OmittedNulls
     };
-    let empty_meta = MetaDe {
-        benchmark_phase: None,
-        credit_phase: None,
-        request_start_ns: None,
-        request_end_ns: None,
-        timestamp_ns: None,
-        was_cancelled: None,
-        conversation_id: None,
-        turn_index: None,
-        x_correlation_id: None,
-    };
-    let meta = parsed.metadata.unwrap_or(empty_meta);
+    let meta = parsed.metadata.unwrap_or_default();
     let phase = match &meta.benchmark_phase {
         Some(_) => parse_phase(&at, "benchmark_phase", &meta.benchmark_phase)?,
         None => parse_phase(&at, "credit_phase", &meta.credit_phase)?,

@@ -569,23 +569,10 @@ fn parse_line(
     };
     let (raw, notes) = match read {
         Some(raw) => (raw, Notes::default()),
-        None => {
-            ctx.line.clear();
-            let notes = RefCell::new(Notes::default());
-            let mut json = serde_json::Deserializer::from_str(text);
-            let seed = RecordSeed {
-                ctx: &mut *ctx,
-                notes: &notes,
-                tracked: false,
-            };
-            let result = seed
-                .deserialize(&mut json)
-                .and_then(|r| json.end().map(|_| r));
-            match result {
-                Ok(raw) => (raw, notes.into_inner()),
-                Err(_) => return Err(line_error(file, line, text, terminated, ctx)),
-            }
-        }
+        None => match visit_line(text, ctx, false) {
+            (Ok(raw), notes) => (raw, notes),
+            (Err(_), _) => return Err(line_error(file, line, text, terminated, ctx)),
+        },
     };
     let at = |path: &str| in_line(bytes, line, &[Seg::key(path)]);
     let bad_ts =
@@ -659,18 +646,7 @@ fn line_error(
         text
     };
     let bytes = text.as_bytes();
-    ctx.line.clear();
-    let notes = RefCell::new(Notes::default());
-    let mut json = serde_json::Deserializer::from_str(text);
-    let seed = RecordSeed {
-        ctx: &mut *ctx,
-        notes: &notes,
-        tracked: true,
-    };
-    let result = seed
-        .deserialize(&mut json)
-        .and_then(|r| json.end().map(|_| r));
-    let notes = notes.into_inner();
+    let (result, notes) = visit_line(text, ctx, true);
     let Err(e) = result else {
         return ReadError::new(
             ErrorCode::JsonlRecord,
@@ -688,6 +664,27 @@ fn line_error(
     let mut pos = serde_in_line(bytes, line, &e);
     pos.json_path = json_path::shown(&json_path::path_of_error(bytes, &e));
     ReadError::new(ErrorCode::JsonlRecord, file, pos, json_message(&e))
+}
+
+/// A line read by the visitors (`tracked`: see [`RecordSeed`]), the line's buffer cleared
+/// first: the record or serde_json's error, and what the visitors noted.
+fn visit_line(
+    text: &str,
+    ctx: &mut Ctx<'_>,
+    tracked: bool,
+) -> (Result<RawRecord, serde_json::Error>, Notes) {
+    ctx.line.clear();
+    let notes = RefCell::new(Notes::default());
+    let mut json = serde_json::Deserializer::from_str(text);
+    let seed = RecordSeed {
+        ctx: &mut *ctx,
+        notes: &notes,
+        tracked,
+    };
+    let result = seed
+        .deserialize(&mut json)
+        .and_then(|r| json.end().map(|_| r));
+    (result, notes.into_inner())
 }
 
 /// A record as read, before the required-field checks.

@@ -18,11 +18,7 @@ use std::borrow::Cow;
 /// The record on `text`, and whether the text holds a `null` token; `None`: serde reads it.
 pub(super) fn record(text: &str) -> Option<(LineDe<'_>, bool)> {
     let mut c = Cursor::new(text.as_bytes());
-    let mut line = LineDe {
-        metadata: None,
-        metrics: None,
-        error: None,
-    };
+    let mut line = LineDe::default();
     let mut seen = Seen::default();
     object(&mut c, |c, key| {
         match key {
@@ -97,17 +93,7 @@ fn text_value<'t>(c: &mut Cursor<'_>, text: &'t str) -> Option<Cow<'t, str>> {
 }
 
 fn meta<'t>(c: &mut Cursor<'_>, text: &'t str) -> Option<MetaDe<'t>> {
-    let mut m = MetaDe {
-        benchmark_phase: None,
-        credit_phase: None,
-        request_start_ns: None,
-        request_end_ns: None,
-        timestamp_ns: None,
-        was_cancelled: None,
-        conversation_id: None,
-        turn_index: None,
-        x_correlation_id: None,
-    };
+    let mut m = MetaDe::default();
     let mut seen = Seen::default();
     // Epoch nanoseconds as serde_json's `Number` holds a non-negative integer.
     let ns = |c: &mut Cursor<'_>| c.u64().map(Number::from);
@@ -157,12 +143,7 @@ fn meta<'t>(c: &mut Cursor<'_>, text: &'t str) -> Option<MetaDe<'t>> {
 }
 
 fn metrics(c: &mut Cursor<'_>) -> Option<MetricsDe> {
-    let mut m = MetricsDe {
-        usage_prompt_tokens: None,
-        input_sequence_length: None,
-        output_sequence_length: None,
-        request_latency: None,
-    };
+    let mut m = MetricsDe::default();
     let mut seen = Seen::default();
     object(c, |c, key| {
         match key {
@@ -220,11 +201,7 @@ fn number(c: &mut Cursor<'_>) -> Option<Value> {
 }
 
 fn error<'t>(c: &mut Cursor<'_>, text: &'t str) -> Option<ErrorDe<'t>> {
-    let mut e = ErrorDe {
-        code: None,
-        error_type: None,
-        message: None,
-    };
+    let mut e = ErrorDe::default();
     let mut seen = Seen::default();
     object(c, |c, key| {
         match key {
