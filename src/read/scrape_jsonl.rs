@@ -1182,6 +1182,17 @@ impl<'de> Visitor<'de> for BucketsSeed {
 mod tests {
     use super::*;
 
+    /// `read` given a context with fresh tables, as a file's first line has.
+    fn with_fresh_ctx<R>(filter: &FamilyFilter, read: impl FnOnce(&mut Ctx<'_>) -> R) -> R {
+        let (mut interner, mut line) = (Interner::default(), LineBuf::default());
+        read(&mut Ctx {
+            filter,
+            interner: &mut interner,
+            line: &mut line,
+            fast: true,
+        })
+    }
+
     /// The error of a broken line as the reader built it before, tracking the path with
     /// `serde_path_to_error` through the whole record.
     fn tracked_line_error(text: &str, ctx: &mut Ctx<'_>) -> ReadError {
@@ -1237,19 +1248,16 @@ mod tests {
         let mut failures = Vec::new();
         let mut n = 0;
         for text in crate::json_path::testing::mutations(valid) {
-            let (mut interner, mut line) = (Interner::default(), LineBuf::default());
-            let mut ctx = Ctx {
-                filter: &filter,
-                interner: &mut interner,
-                line: &mut line,
-                fast: true,
-            };
-            if parse_line("t", 1, &text, false, &mut ctx).is_ok() {
+            let errors = with_fresh_ctx(&filter, |ctx| {
+                parse_line("t", 1, &text, false, ctx).is_err().then(|| {
+                    let found = line_error("t", 1, &text, false, ctx);
+                    (found, tracked_line_error(&text, ctx))
+                })
+            });
+            let Some((found, tracked)) = errors else {
                 continue;
-            }
+            };
             n += 1;
-            let found = line_error("t", 1, &text, false, &mut ctx);
-            let tracked = tracked_line_error(&text, &mut ctx);
             if !same_or_deeper(&tracked, &found) {
                 failures.push(format!(
                     "{text}\n  tracked {tracked:?}\n  found   {found:?}"
@@ -1328,16 +1336,7 @@ mod tests {
     #[test]
     fn the_fast_reading_takes_the_common_shape_and_leaves_the_rest() {
         let filter = FamilyFilter::all();
-        let taken = |text: &str| {
-            let (mut interner, mut line) = (Interner::default(), LineBuf::default());
-            let mut ctx = Ctx {
-                filter: &filter,
-                interner: &mut interner,
-                line: &mut line,
-                fast: true,
-            };
-            fast::record(text, &mut ctx).is_some()
-        };
+        let taken = |text: &str| with_fresh_ctx(&filter, |ctx| fast::record(text, ctx).is_some());
         // Scalar samples, unknown keys, repeated families, labels written twice: taken.
         assert!(taken(&SHAPES[1].replace("18014398509481984", "3")));
         assert!(!taken(SHAPES[1]), "a value of 2^54 is the visitors'");
@@ -1350,14 +1349,7 @@ mod tests {
         assert!(!taken(SHAPES[3]));
         // The histogram family skipped by the filter: taken.
         let lean = crate::account::families_read();
-        let (mut interner, mut line) = (Interner::default(), LineBuf::default());
-        let mut ctx = Ctx {
-            filter: &lean,
-            interner: &mut interner,
-            line: &mut line,
-            fast: true,
-        };
-        assert!(fast::record(SHAPES[2], &mut ctx).is_some());
+        assert!(with_fresh_ctx(&lean, |ctx| fast::record(SHAPES[2], ctx).is_some()));
         for bad in [
             "{",
             "{}x",

@@ -22,18 +22,9 @@ pub(super) fn record(text: &str) -> Option<(LineDe<'_>, bool)> {
     let mut seen = Seen::default();
     object(&mut c, |c, key| {
         match key {
-            b"metadata" => {
-                seen.first(0)?;
-                line.metadata = optional(c, |c| meta(c, text))?;
-            }
-            b"metrics" => {
-                seen.first(1)?;
-                line.metrics = optional(c, metrics)?;
-            }
-            b"error" => {
-                seen.first(2)?;
-                line.error = optional(c, |c| error(c, text))?;
-            }
+            b"metadata" => seen.set(0, &mut line.metadata, optional(c, |c| meta(c, text)))?,
+            b"metrics" => seen.set(1, &mut line.metrics, optional(c, metrics))?,
+            b"error" => seen.set(2, &mut line.error, optional(c, |c| error(c, text)))?,
             _ => c.skip_value(1)?,
         }
         Some(())
@@ -52,6 +43,14 @@ impl Seen {
         let new = self.0 & bit == 0;
         self.0 |= bit;
         new.then_some(())
+    }
+
+    /// Field `n` met, its value `read` (`None` inside: `null`) into `slot`; `None` when the
+    /// field was met before or its value is left to serde.
+    fn set<T>(&mut self, n: u32, slot: &mut Option<T>, read: Option<Option<T>>) -> Option<()> {
+        self.first(n)?;
+        *slot = read?;
+        Some(())
     }
 }
 
@@ -97,44 +96,22 @@ fn meta<'t>(c: &mut Cursor<'_>, text: &'t str) -> Option<MetaDe<'t>> {
     let mut seen = Seen::default();
     // Epoch nanoseconds as serde_json's `Number` holds a non-negative integer.
     let ns = |c: &mut Cursor<'_>| c.u64().map(Number::from);
+    let string = |c: &mut Cursor<'_>| text_value(c, text);
     object(c, |c, key| {
         match key {
-            b"benchmark_phase" => {
-                seen.first(0)?;
-                m.benchmark_phase = optional(c, |c| text_value(c, text))?;
-            }
-            b"credit_phase" => {
-                seen.first(1)?;
-                m.credit_phase = optional(c, |c| text_value(c, text))?;
-            }
-            b"request_start_ns" => {
-                seen.first(2)?;
-                m.request_start_ns = optional(c, ns)?;
-            }
-            b"request_end_ns" => {
-                seen.first(3)?;
-                m.request_end_ns = optional(c, ns)?;
-            }
-            b"timestamp_ns" => {
-                seen.first(4)?;
-                m.timestamp_ns = optional(c, ns)?;
-            }
-            b"was_cancelled" => {
-                seen.first(5)?;
-                m.was_cancelled = optional(c, Cursor::bool)?;
-            }
-            b"conversation_id" => {
-                seen.first(6)?;
-                m.conversation_id = optional(c, |c| text_value(c, text))?;
-            }
-            b"turn_index" => {
-                seen.first(7)?;
-                m.turn_index = optional(c, |c| c.u64().and_then(|n| u32::try_from(n).ok()))?;
-            }
-            b"x_correlation_id" => {
-                seen.first(8)?;
-                m.x_correlation_id = optional(c, |c| text_value(c, text))?;
-            }
+            b"benchmark_phase" => seen.set(0, &mut m.benchmark_phase, optional(c, string))?,
+            b"credit_phase" => seen.set(1, &mut m.credit_phase, optional(c, string))?,
+            b"request_start_ns" => seen.set(2, &mut m.request_start_ns, optional(c, ns))?,
+            b"request_end_ns" => seen.set(3, &mut m.request_end_ns, optional(c, ns))?,
+            b"timestamp_ns" => seen.set(4, &mut m.timestamp_ns, optional(c, ns))?,
+            b"was_cancelled" => seen.set(5, &mut m.was_cancelled, optional(c, Cursor::bool))?,
+            b"conversation_id" => seen.set(6, &mut m.conversation_id, optional(c, string))?,
+            b"turn_index" => seen.set(
+                7,
+                &mut m.turn_index,
+                optional(c, |c| c.u64().and_then(|n| u32::try_from(n).ok())),
+            )?,
+            b"x_correlation_id" => seen.set(8, &mut m.x_correlation_id, optional(c, string))?,
             _ => c.skip_value(2)?,
         }
         Some(())
@@ -148,21 +125,15 @@ fn metrics(c: &mut Cursor<'_>) -> Option<MetricsDe> {
     object(c, |c, key| {
         match key {
             b"usage_prompt_tokens" => {
-                seen.first(0)?;
-                m.usage_prompt_tokens = optional(c, metric)?;
+                seen.set(0, &mut m.usage_prompt_tokens, optional(c, metric))?
             }
             b"input_sequence_length" => {
-                seen.first(1)?;
-                m.input_sequence_length = optional(c, metric)?;
+                seen.set(1, &mut m.input_sequence_length, optional(c, metric))?
             }
             b"output_sequence_length" => {
-                seen.first(2)?;
-                m.output_sequence_length = optional(c, metric)?;
+                seen.set(2, &mut m.output_sequence_length, optional(c, metric))?
             }
-            b"request_latency" => {
-                seen.first(3)?;
-                m.request_latency = optional(c, metric)?;
-            }
+            b"request_latency" => seen.set(3, &mut m.request_latency, optional(c, metric))?,
             _ => c.skip_value(2)?,
         }
         Some(())
@@ -177,8 +148,7 @@ fn metric(c: &mut Cursor<'_>) -> Option<MetricDe> {
     let mut seen = Seen::default();
     object(c, |c, key| {
         if key == b"value" {
-            seen.first(0)?;
-            value = optional(c, number)?;
+            seen.set(0, &mut value, optional(c, number))?;
         } else {
             c.skip_value(3)?;
         }
@@ -203,20 +173,16 @@ fn number(c: &mut Cursor<'_>) -> Option<Value> {
 fn error<'t>(c: &mut Cursor<'_>, text: &'t str) -> Option<ErrorDe<'t>> {
     let mut e = ErrorDe::default();
     let mut seen = Seen::default();
+    let string = |c: &mut Cursor<'_>| text_value(c, text);
     object(c, |c, key| {
         match key {
-            b"code" => {
-                seen.first(0)?;
-                e.code = optional(c, |c| c.u64().and_then(|n| i64::try_from(n).ok()))?;
-            }
-            b"type" => {
-                seen.first(1)?;
-                e.error_type = optional(c, |c| text_value(c, text))?;
-            }
-            b"message" => {
-                seen.first(2)?;
-                e.message = optional(c, |c| text_value(c, text))?;
-            }
+            b"code" => seen.set(
+                0,
+                &mut e.code,
+                optional(c, |c| c.u64().and_then(|n| i64::try_from(n).ok())),
+            )?,
+            b"type" => seen.set(1, &mut e.error_type, optional(c, string))?,
+            b"message" => seen.set(2, &mut e.message, optional(c, string))?,
             _ => c.skip_value(2)?,
         }
         Some(())
