@@ -111,6 +111,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A string without escapes or control characters: the range of its contents.
+    #[inline(always)]
     pub(crate) fn string(&mut self) -> Option<Range<usize>> {
         self.eat(b'"')?;
         let start = self.i;
@@ -413,6 +414,80 @@ mod tests {
     fn string(text: &str) -> Option<Range<usize>> {
         let mut c = Cursor::new(text.as_bytes());
         c.string()
+    }
+
+    /// `skip_value` accepts what serde_json does (but escapes, refused) and ends where the
+    /// value does; nesting is refused past `MAX_DEPTH` containers counting `depth`.
+    #[test]
+    fn a_skipped_value_is_a_json_value() {
+        let deep = |n: usize, open: &str, close: &str| open.repeat(n) + &close.repeat(n);
+        let mut texts: Vec<String> = [
+            "0",
+            "-1.5e3",
+            "\"a\"",
+            "true",
+            "false",
+            "null",
+            "[]",
+            "{}",
+            "[1,[2,[3]],{}]",
+            "{\"a\":{\"b\":[1,{\"c\":null}]},\"d\":\"e\"}",
+            " [ 1 , 2 ] ",
+            "{ \"a\" : [ ] }",
+            "[1,]",
+            "[,1]",
+            "{\"a\"}",
+            "{\"a\":1,}",
+            "{1:2}",
+            "[1 2]",
+            "[",
+            "{\"a\":",
+            "tru",
+            "nul",
+            "01",
+            "-",
+            "1.",
+            "[\"a\\n\"]",
+            "{\"a\":1]",
+            "[1}",
+            "]",
+            "}",
+            "\"\u{1}\"",
+        ]
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+        for n in [1, 2, 62, 63, 64, 65] {
+            texts.push(deep(n, "[", "]"));
+            texts.push(deep(n, "{\"k\":", "}").replace(":}", ":1}"));
+            texts.push(format!("{}0{}", "[".repeat(n), "]".repeat(n)));
+        }
+        for text in &texts {
+            for depth in [0, 1, 3] {
+                let mut c = Cursor::new(text.as_bytes());
+                let ours = c.skip_value(depth).is_some() && c.at_end();
+                let theirs = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+                let nesting = text
+                    .chars()
+                    .scan(0i32, |d, ch| {
+                        *d += match ch {
+                            '[' | '{' => 1,
+                            ']' | '}' => -1,
+                            _ => 0,
+                        };
+                        Some(*d)
+                    })
+                    .max()
+                    .unwrap_or(0);
+                let within = nesting.max(0) as u32 + depth <= MAX_DEPTH;
+                let escaped = text.contains('\\');
+                assert_eq!(
+                    ours,
+                    theirs && within && !escaped,
+                    "{text:?} at depth {depth}"
+                );
+            }
+        }
     }
 
     #[test]
