@@ -6,20 +6,22 @@ import { existsSync, readFileSync } from "node:fs";
 /**
  * @param {string[]} beside absolute paths to try first (the package layout, then the bundle's folder)
  * @param {(id: string) => string} resolve `require.resolve` of the caller
+ * @param {string} exported the package export of the .wasm (the full or the pricing module)
  */
-export function loadWasmBytes(beside, resolve) {
+export function loadWasmBytes(beside, resolve, exported = "kvledger/kvledger_bg.wasm") {
   const tried = [];
-  const candidates = [beside[0], () => resolve("kvledger/kvledger_bg.wasm"), ...beside.slice(1)];
+  const candidates = [beside[0], () => resolve(exported), ...beside.slice(1)];
   for (const c of candidates) {
     let file;
     try {
       file = typeof c === "function" ? c() : c;
     } catch {
-      tried.push("kvledger/kvledger_bg.wasm (not resolvable)");
+      tried.push(`${exported} (not resolvable)`);
       continue;
     }
     if (existsSync(file)) return readFileSync(file);
     tried.push(file);
   }
-  throw new Error(`kvledger_bg.wasm not found (tried ${tried.join(", ")}); copy it next to your bundle or call initSync({ module: bytes })`);
+  const name = exported.split("/").pop();
+  throw new Error(`${name} not found (tried ${tried.join(", ")}); copy it next to your bundle or call initSync({ module: bytes })`);
 }

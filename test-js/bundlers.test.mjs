@@ -1,14 +1,15 @@
 // The packed tarball installed in a fresh consumer project, then bundled and run for real:
-// esbuild for Node (ESM and CommonJS) and for the browser, Vite's dev server (no config) and
-// Vite build, and `wrangler deploy --dry-run` whose output runs in workerd. Each variant
-// accounts the same example run and must give exactly the result Node gives here.
+// esbuild for Node (ESM and CommonJS) and for the browser (also a page of the pricing entry
+// alone), Vite's dev server (no config) and Vite build, and `wrangler deploy --dry-run` whose
+// output runs in workerd. Each variant accounts the same example run (the pricing page prices
+// a point) and must give exactly the result Node gives here.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { accountRun } from "kvledger";
+import { accountRun, pricePoint } from "kvledger";
 import { ROOT } from "./lib/util.mjs";
 import { packTarball, consumerProject } from "./lib/pack.mjs";
 import { serveStatic } from "./lib/serve.mjs";
@@ -120,6 +121,26 @@ test("esbuild, browser bundle in Chromium: same result", async () => {
   const server = await serveStatic(dist);
   try {
     await checkPage(`${server.base}/`);
+  } finally {
+    await server.close();
+  }
+});
+
+test("esbuild, a pricing-only page (kvledger/pricing) in Chromium: the pricing module alone, same prices", async () => {
+  const dist = path.join(consumer, "dist-pricing");
+  esbuild("dashboard-esbuild.js", "--platform=browser", "--format=esm", "--loader:.wasm=file", `--outfile=${path.join(dist, "main.js")}`);
+  cpSync(path.join(consumer, "index.html"), path.join(dist, "index.html"));
+  const wasm = readdirSync(dist).filter((f) => f.endsWith(".wasm"));
+  assert.equal(wasm.length, 1, `${wasm}`);
+  assert.ok(readFileSync(path.join(dist, wasm[0])).equals(readFileSync(path.join(ROOT, "pkg", "pricing", "kvledger_bg.wasm"))), "the bundle's .wasm is not the pricing module");
+  const server = await serveStatic(dist);
+  try {
+    const { status, page, logs } = await loadPage(browser, `${server.base}/`);
+    assert.equal(status, "done", `${status}\n${logs.join("\n")}`);
+    const out = JSON.parse(await page.textContent("#result"));
+    await page.close();
+    assert.equal(out.contract, "kvledger/1");
+    assert.deepStrictEqual(out.priced, pricePoint({ observed: { throughput_per_gpu: 2000, input_share: 0.9 } }));
   } finally {
     await server.close();
   }

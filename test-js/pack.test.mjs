@@ -34,18 +34,20 @@ test("every exports target, sideEffects entry and README link is in the tarball"
   }
 });
 
-test("one .wasm, no sources, a small tarball", () => {
-  const wasm = [...files].filter((f) => f.endsWith(".wasm"));
-  assert.deepEqual(wasm, ["pkg/web/kvledger_bg.wasm"]);
+test("the two .wasm modules (full, pricing), no sources, a small tarball", () => {
+  const wasm = [...files].filter((f) => f.endsWith(".wasm")).sort();
+  assert.deepEqual(wasm, ["pkg/pricing/kvledger_bg.wasm", "pkg/web/kvledger_bg.wasm"]);
   for (const f of files) {
     assert.ok(!/^(src|tests|test-js|target|scripts|node_modules|examples|bench)\//.test(f), `${f} should not ship`);
   }
-  for (const f of ["js/node-cjs.js", "js/api.d.ts", "pkg/web/kvledger.d.ts"]) assert.ok(!files.has(f), `${f} is a build input`);
-  // Everything but the .wasm (glue, types, schema, docs and their image) fits in 300 KB
+  for (const f of ["js/node-cjs.js", "js/pricing-node-cjs.js", "js/api.d.ts", "pkg/web/kvledger.d.ts"]) {
+    assert.ok(!files.has(f), `${f} is a build input`);
+  }
+  // Everything but the .wasm files (glue, types, schema, docs and their image) fits in 300 KB
   // compressed; a share of the .wasm's raw size would fail as the .wasm shrinks.
-  const wasmGz = gzipSync(readFileSync(`${ROOT}${wasm[0]}`), { level: 9 }).length;
+  const wasmGz = wasm.reduce((sum, w) => sum + gzipSync(readFileSync(`${ROOT}${w}`), { level: 9 }).length, 0);
   const rest = packed.info.size - wasmGz;
-  assert.ok(rest < 300_000, `tarball ${packed.info.size} B: ${rest} B besides the .wasm's ${wasmGz} B gzip`);
+  assert.ok(rest < 300_000, `tarball ${packed.info.size} B: ${rest} B besides the .wasm files' ${wasmGz} B gzip`);
 });
 
 test("package.json: licenses, repository, sideEffects, types first", () => {
@@ -66,7 +68,7 @@ test("package.json: licenses, repository, sideEffects, types first", () => {
 test("arethetypeswrong: no problem in any resolution mode", () => {
   // node10 (TypeScript's legacy resolution) ignores `exports`, so no subpath resolves there
   // ("." does, through main/types); the .wasm is an asset, not a module with types.
-  const out = execFileSync(path.join(ROOT, "node_modules", ".bin", "attw"), [packed.tarball, "--profile", "node16", "--exclude-entrypoints", "./kvledger_bg.wasm", "--format", "json"], {
+  const out = execFileSync(path.join(ROOT, "node_modules", ".bin", "attw"), [packed.tarball, "--profile", "node16", "--exclude-entrypoints", "./kvledger_bg.wasm", "./pricing_bg.wasm", "--format", "json"], {
     cwd: ROOT,
     encoding: "utf8",
     timeout: 120_000,
@@ -76,13 +78,16 @@ test("arethetypeswrong: no problem in any resolution mode", () => {
   const report = JSON.parse(out);
   const problems = Object.values(report.problems).flat();
   assert.deepEqual(problems.filter((p) => p.resolutionKind !== "node10" || p.entrypoint === "."), []);
-  const files = (mode) => {
-    const r = report.analysis.entrypoints["."].resolutions[mode];
+  const files = (mode, entry = ".") => {
+    const r = report.analysis.entrypoints[entry].resolutions[mode];
     return [r.resolution.fileName, r.implementationResolution.fileName].map((f) => f.replace("/node_modules/kvledger/", ""));
   };
   assert.deepEqual(files("node16-cjs"), ["pkg/kvledger.d.cts", "pkg/kvledger.cjs"]);
   assert.deepEqual(files("node16-esm"), ["pkg/kvledger.d.ts", "js/node.mjs"]);
   assert.deepEqual(files("bundler"), ["pkg/kvledger.d.ts", "js/web.js"]);
+  assert.deepEqual(files("node16-cjs", "./pricing"), ["pkg/pricing.d.cts", "pkg/pricing.cjs"]);
+  assert.deepEqual(files("node16-esm", "./pricing"), ["pkg/pricing.d.ts", "js/pricing-node.mjs"]);
+  assert.deepEqual(files("bundler", "./pricing"), ["pkg/pricing.d.ts", "js/pricing.js"]);
 });
 
 test("publint: no error, warning or suggestion", () => {

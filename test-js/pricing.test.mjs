@@ -4,7 +4,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import {
+import { ROOT, assertNoNull, expectKvError } from "./lib/util.mjs";
+
+// The full entry, or the pricing module's (`KVLEDGER_ENTRY=kvledger/pricing`, as
+// pricing-module.test.mjs runs this file): every case holds for both.
+const {
   pricePoint,
   priceRows,
   priceFrontier,
@@ -16,8 +20,7 @@ import {
   estimateProfit,
   billableInputRate,
   splitTokenStreams,
-} from "kvledger";
-import { ROOT, assertNoNull, expectKvError } from "./lib/util.mjs";
+} = await import(process.env.KVLEDGER_ENTRY || "kvledger");
 
 const close = (a, b) => assert.ok(Math.abs(a - b) <= 1e-9 * (1 + Math.max(Math.abs(a), Math.abs(b))), `${a} != ${b}`);
 const OPENROUTER = { name: "openrouter-test", as_of: "2026-09-23", input_per_million: 2, output_per_million: 10, usage_convention: "subset" };
