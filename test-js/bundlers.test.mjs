@@ -177,15 +177,19 @@ test("Vite build, served statically: one .wasm asset, same result", async () => 
   }
 });
 
-test("wrangler deploy --dry-run, run in workerd: same result over HTTP", async (t) => {
-  const out = path.join(consumer, "dist-worker");
-  run("wrangler", ["deploy", "--dry-run", "--outdir", out], {
+/**
+ * `wrangler deploy --dry-run` of `script` (the consumer's wrangler.toml otherwise) into
+ * `outName`, its output served by workerd; returns the served URL, its .wasm files and a
+ * reader of workerd's output.
+ */
+async function wranglerWorker(t, script, outName) {
+  const out = path.join(consumer, outName);
+  run("wrangler", ["deploy", script, "--dry-run", "--outdir", out], {
     env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", WRANGLER_LOG_PATH: path.join(work, "wrangler-logs") },
   });
   const wasm = readdirSync(out).filter((f) => f.endsWith(".wasm"));
-  assert.equal(wasm.length, 1, `${wasm}`);
   // Wrangler's output: worker.js imports the .wasm as "./<hash>-kvledger_bg.wasm".
-  const modules = [`(name = "worker.js", esModule = embed "worker.js")`, ...wasm.map((w) => `(name = "./${w}", wasm = embed "${w}")`)];
+  const modules = [`(name = "${script}", esModule = embed "${script}")`, ...wasm.map((w) => `(name = "./${w}", wasm = embed "${w}")`)];
   writeFileSync(
     path.join(out, "config.capnp"),
     `using Workerd = import "/workerd/workerd.capnp";
@@ -207,15 +211,31 @@ const w :Workerd.Worker = (modules = [ ${modules.join(", ")} ], compatibilityDat
   t.after(() => stop(child));
   const base = `http://127.0.0.1:${port}`;
   await waitForHttp(`${base}/`, 20_000, child, () => output);
+  return { base, out, wasm, output: () => output };
+}
+
+test("wrangler deploy --dry-run, run in workerd: same result over HTTP", async (t) => {
+  const { base, wasm, output } = await wranglerWorker(t, "worker.js", "dist-worker");
+  assert.equal(wasm.length, 1, `${wasm}`);
   assert.deepEqual(await (await fetch(`${base}/`, { signal: AbortSignal.timeout(10_000) })).json(), { contract: "kvledger/1" });
   const names = JSON.parse(readFileSync(path.join(runDir, "files.json"), "utf8"));
   const files = names.map((name) => ({ name, text: readFileSync(path.join(runDir, name), "utf8") }));
   const res = await fetch(`${base}/`, { method: "POST", body: JSON.stringify(files), signal: AbortSignal.timeout(20_000) });
-  assert.equal(res.status, 200, output);
+  assert.equal(res.status, 200, output());
   assert.deepStrictEqual(await res.json(), expected);
   const bad = await fetch(`${base}/`, { method: "POST", body: JSON.stringify([{ name: "server_metrics_export.json", text: "{ oops" }]), signal: AbortSignal.timeout(10_000) });
   assert.equal(bad.status, 400);
   const { error, instance } = await bad.json();
   assert.equal(instance, true);
   assert.deepEqual([error.name, error.code, error.file, error.line], ["KvledgerError", "JSON_SYNTAX", "server_metrics_export.json", 1]);
+});
+
+test("wrangler deploy --dry-run of a pricing-only worker (kvledger/pricing), run in workerd: the pricing module alone, same prices", async (t) => {
+  const { base, out, wasm, output } = await wranglerWorker(t, "worker-pricing.js", "dist-worker-pricing");
+  assert.equal(wasm.length, 1, `${wasm}`);
+  assert.ok(readFileSync(path.join(out, wasm[0])).equals(readFileSync(path.join(ROOT, "pkg", "pricing", "kvledger_bg.wasm"))), "the worker's .wasm is not the pricing module");
+  const point = { observed: { throughput_per_gpu: 2000, input_share: 0.9, cache: { status: "VALID_COMPLETE", pricing_eligible: true, rates: { overall: { value: 0.7 } } } } };
+  const res = await fetch(`${base}/`, { method: "POST", body: JSON.stringify(point), signal: AbortSignal.timeout(10_000) });
+  assert.equal(res.status, 200, output());
+  assert.deepStrictEqual(await res.json(), pricePoint(point));
 });

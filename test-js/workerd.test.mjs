@@ -1,9 +1,11 @@
 // A real workerd running test-js/workerd/worker.js, which imports "kvledger" through the
-// package's `workerd` entry (static .wasm import + initSync), with no bundler.
+// package's `workerd` entry (static .wasm import + initSync), with no bundler, and
+// "kvledger/pricing" through its own `workerd` entry (the pricing module).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import path from "node:path";
+import { pricePoint } from "kvledger";
 import { ROOT, TIMESLICES, fixtureText, literal } from "./lib/util.mjs";
 import { freePort, waitForHttp, stop } from "./lib/proc.mjs";
 
@@ -70,4 +72,16 @@ test("workerd: garbage gives 400 with the error code", async () => {
   // Still healthy afterwards.
   const ok = await post("server_metrics_export.json", fixtureText(TIMESLICES));
   assert.equal(ok.status, 200);
+});
+
+test("workerd: kvledger/pricing (its own module, statically imported) prices a point as Node does", async () => {
+  const point = { observed: { throughput_per_gpu: 2000, input_share: 0.9, cache: { status: "VALID_COMPLETE", pricing_eligible: true, rates: { overall: { value: 0.7 } } } } };
+  const res = await fetch(`${base}/price`, { method: "POST", body: JSON.stringify(point), signal: AbortSignal.timeout(10_000) });
+  assert.equal(res.status, 200, output);
+  assert.deepStrictEqual(await res.json(), pricePoint(point));
+  const bad = await fetch(`${base}/price`, { method: "POST", body: JSON.stringify({ observed: { throughput_per_gpu: "fast" } }), signal: AbortSignal.timeout(10_000) });
+  assert.equal(bad.status, 400);
+  const { error, instance } = await bad.json();
+  assert.equal(instance, true);
+  assert.equal(error.code, "BAD_OPTIONS");
 });

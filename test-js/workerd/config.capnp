@@ -19,6 +19,13 @@ const kvledgerWorker :Workerd.Worker = (
     (name = "js/error.js", esModule = embed "../../js/error.js"),
     (name = "pkg/web/kvledger.js", esModule = embed "../../pkg/web/kvledger.js"),
     (name = "pkg/web/kvledger_bg.wasm", wasm = embed "../../pkg/web/kvledger_bg.wasm"),
+    # `kvledger/pricing` under the `workerd` condition: the pricing module's own files.
+    (name = "kvledger/pricing", esModule = "export * from \"../js/pricing-workerd.js\"; export { default } from \"../js/pricing-workerd.js\";"),
+    (name = "js/pricing-workerd.js", esModule = embed "../../js/pricing-workerd.js"),
+    (name = "js/pricing-public.js", esModule = embed "../../js/pricing-public.js"),
+    (name = "js/pricing-bound.js", esModule = embed "../../js/pricing-bound.js"),
+    (name = "pkg/pricing/kvledger.js", esModule = embed "../../pkg/pricing/kvledger.js"),
+    (name = "pkg/pricing/kvledger_bg.wasm", wasm = embed "../../pkg/pricing/kvledger_bg.wasm"),
   ],
   compatibilityDate = "2025-09-01",
 );
