@@ -1,11 +1,12 @@
 // The size of the .wasm files: what a browser or an edge worker downloads before the first call.
 // Issue 11 asks for at most 250 KB gzip -9 (256,000 bytes as GNU gzip -9 writes them).
-// The full module (every entry of `kvledger`) is not there yet, so this test holds a ceiling
-// about 1 % above today's size, so that nothing grows it unnoticed, and prints how far the goal
-// is. Today: 474,190 B gzip -9, 1,158,911 B raw (464,956 B before the scrape and profile JSONL
-// lines were read by hand, src/read/json_cursor.rs: those readers about 1.6-2.3x as fast in
-// Node). The pricing module (`kvledger/pricing`, at the end) is within the goal. Every step up
-// and down, with what it bought, is in BENCHMARKS.md ("Where the .wasm bytes go").
+// The full module (every entry of `kvledger`: the visualizer's and the edge worker's) is not
+// there, so this test holds a ceiling about 1 % above today's size, so that nothing grows it
+// unnoticed, and prints how far the goal is. Today: 504,628 B gzip -9, 1,255,049 B raw, built
+// at opt-level "s" since the pages that count bytes have the pricing module: 474,122 B at "z",
+// 15-20 % slower in Node (Cargo.toml, `profile.wasm-full`). The pricing module
+// (`kvledger/pricing`, at the end, opt-level "z") is within the goal. Every step up and down,
+// with what it bought, is in BENCHMARKS.md ("Where the .wasm bytes go").
 // Lower the ceilings with every cut. Run after `npm run build` (scripts/build-pkg).
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -15,7 +16,7 @@ import { ROOT } from "./lib/util.mjs";
 
 const WASM = `${ROOT}pkg/web/kvledger_bg.wasm`;
 const GOAL_GZIP9 = 256_000;
-const CEILING_GZIP9 = 477_500;
+const CEILING_GZIP9 = 509_700;
 
 test(`pkg/web/kvledger_bg.wasm is at most ${CEILING_GZIP9} B gzip -9 (goal ${GOAL_GZIP9} B)`, () => {
   const raw = statSync(WASM).size;
