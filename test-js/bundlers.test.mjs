@@ -1,8 +1,8 @@
 // The packed tarball installed in a fresh consumer project, then bundled and run for real:
-// esbuild for Node (ESM and CommonJS) and for the browser (also a page of the pricing entry
-// alone), Vite's dev server (no config) and Vite build, and `wrangler deploy --dry-run` whose
-// output runs in workerd. Each variant accounts the same example run (the pricing page prices
-// a point) and must give exactly the result Node gives here.
+// esbuild for Node (ESM and CommonJS) and for the browser, Vite's dev server (no config) and
+// Vite build, and `wrangler deploy --dry-run` whose output runs in workerd; and the pricing
+// entry alone by esbuild, Vite build and wrangler. Each variant accounts the same example run
+// (the pricing ones price a point) and must give exactly the result Node gives here.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
@@ -57,6 +57,21 @@ async function checkPage(url) {
   assert.equal(out.refused.code, "BAD_OPTIONS");
   assert.equal(out.refused.json_path, "options.policy.maxRateWidth");
   assert.deepStrictEqual(out.result, expected);
+}
+
+/** Serves `dist`, a page of the pricing entry, and checks its price against Node's. */
+async function checkPricingPage(dist) {
+  const server = await serveStatic(dist);
+  try {
+    const { status, page, logs } = await loadPage(browser, `${server.base}/`);
+    assert.equal(status, "done", `${status}\n${logs.join("\n")}`);
+    const out = JSON.parse(await page.textContent("#result"));
+    await page.close();
+    assert.equal(out.contract, "kvledger/1");
+    assert.deepStrictEqual(out.priced, pricePoint({ observed: { throughput_per_gpu: 2000, input_share: 0.9 } }));
+  } finally {
+    await server.close();
+  }
 }
 
 before(async () => {
@@ -133,17 +148,18 @@ test("esbuild, a pricing-only page (kvledger/pricing) in Chromium: the pricing m
   const wasm = readdirSync(dist).filter((f) => f.endsWith(".wasm"));
   assert.equal(wasm.length, 1, `${wasm}`);
   assert.ok(readFileSync(path.join(dist, wasm[0])).equals(readFileSync(path.join(ROOT, "pkg", "pricing", "kvledger_bg.wasm"))), "the bundle's .wasm is not the pricing module");
-  const server = await serveStatic(dist);
-  try {
-    const { status, page, logs } = await loadPage(browser, `${server.base}/`);
-    assert.equal(status, "done", `${status}\n${logs.join("\n")}`);
-    const out = JSON.parse(await page.textContent("#result"));
-    await page.close();
-    assert.equal(out.contract, "kvledger/1");
-    assert.deepStrictEqual(out.priced, pricePoint({ observed: { throughput_per_gpu: 2000, input_share: 0.9 } }));
-  } finally {
-    await server.close();
-  }
+  await checkPricingPage(dist);
+});
+
+test("Vite build of a pricing-only page (kvledger/pricing), no config: the pricing module alone, same prices", async () => {
+  const app = path.join(consumer, "pricing-app");
+  cpSync(path.join(ROOT, "test-js", "consumer-pricing"), app, { recursive: true });
+  run("vite", ["build", app, "--logLevel", "warn"]);
+  const dist = path.join(app, "dist");
+  const wasm = readdirSync(path.join(dist, "assets")).filter((f) => f.endsWith(".wasm"));
+  assert.equal(wasm.length, 1, `${wasm}`);
+  assert.ok(readFileSync(path.join(dist, "assets", wasm[0])).equals(readFileSync(path.join(ROOT, "pkg", "pricing", "kvledger_bg.wasm"))), "the page's .wasm is not the pricing module");
+  await checkPricingPage(dist);
 });
 
 test("Vite dev server, no config: the page loads the .wasm and accounts the run", async () => {
