@@ -86,14 +86,24 @@ fn error_envelope(e: &ErrorOut<'_>) -> String {
 /// The envelope of a call's outcome. Only the serialisation is per result type: the
 /// envelope is one shared function (a copy of it in every export was bytes of the .wasm).
 pub(crate) fn reply<T: Serialize>(outcome: Result<T, CallError>) -> String {
-    envelope(outcome.map(|value| serde_json::to_string(&value)))
+    envelope(outcome.map(|value| {
+        // Written inside its envelope: a many-endpoint run's result is megabytes, and
+        // wrapping it afterwards was a second copy.
+        let mut out = b"{\"ok\":".to_vec();
+        serde_json::to_writer(&mut out, &value).map(|()| {
+            out.push(b'}');
+            out
+        })
+    }))
 }
 
 #[inline(never)]
-fn envelope(outcome: Result<serde_json::Result<String>, CallError>) -> String {
+fn envelope(outcome: Result<serde_json::Result<Vec<u8>>, CallError>) -> String {
     match outcome {
         Ok(serialised) => match serialised {
-            Ok(json) => format!("{{\"ok\":{json}}}"),
+            // SAFETY: the envelope's bytes are ASCII and serde_json writes UTF-8 (its own
+            // `to_string` makes this same unchecked step).
+            Ok(json) => unsafe { String::from_utf8_unchecked(json) },
             Err(e) => error_envelope(&ErrorOut {
                 code: "INTERNAL",
                 message: format!("the result could not be serialised: {e}"),
