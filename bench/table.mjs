@@ -47,6 +47,7 @@ const rows = native.map((n) => {
     fmt(Number(n.account_vs_ignored_any), 3),
     fmt(python.has(k) ? python.get(k) / account : undefined),
     fmt(w ? Number(w.wasm_vs_native) : undefined),
+    fmt(w ? Number(w.wasm_first_vs_native) : undefined),
     fmt(rss.has(k) ? rss.get(k) / bytes : undefined),
     fmt(w ? Number(w.wasm_memory_vs_input) : undefined),
   ];
@@ -59,6 +60,7 @@ const head = [
   "account ÷ IgnoredAny",
   "account ÷ Python",
   "WASM ÷ native",
+  "WASM 1st call ÷ native",
   "peak RSS ÷ input",
   "WASM memory ÷ input",
 ];
