@@ -249,3 +249,53 @@ fn producer_aliases_and_boolean_spellings() {
         &["kv_offload_backend"],
     );
 }
+
+/// An endpoint in two lists is refused at its first repeat in list order (prefill, decode,
+/// agg), against its first listing, with the path of the repeat.
+#[test]
+fn an_endpoint_in_two_lists_is_refused_at_its_first_repeat() {
+    let e = json(
+        r#"{"prefill_endpoints": ["x:1", "y:1"], "decode_endpoints": ["z:1", "y:1"],
+            "agg_endpoints": ["x:1"]}"#,
+    )
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::LaunchValue);
+    assert!(
+        e.message
+            .contains("endpoint `y:1` is listed in both prefill_endpoints and decode_endpoints"),
+        "{}",
+        e.message
+    );
+    assert_eq!(e.position.json_path.as_deref(), Some("decode_endpoints[1]"));
+}
+
+/// Lists of thousands of endpoints: repeats dropped with the first listing kept in order, and
+/// a repeat across lists found, as in a short list.
+#[test]
+fn long_lists_keep_their_first_listings_in_order() {
+    let eps: Vec<String> = (0..20_000)
+        .map(|i| format!("h{}:{}", (i * 7919) % 20_000, 8000))
+        .collect();
+    let mut items: Vec<String> = eps.iter().map(|e| format!("\"{e}\"")).collect();
+    // Each endpoint again, later, inside a comma-separated item.
+    items.push(format!("\"{}\"", eps.join(", ")));
+    let f = json(&format!(r#"{{"agg_endpoints": [{}]}}"#, items.join(","))).unwrap();
+    assert_eq!(f.agg_endpoints, eps);
+    let decode: Vec<String> = (0..10_000).map(|i| format!("\"d{i}:1\"")).collect();
+    let e = json(&format!(
+        r#"{{"agg_endpoints": [{}], "decode_endpoints": [{}, "h5:8000"]}}"#,
+        items.join(","),
+        decode.join(",")
+    ))
+    .unwrap_err();
+    assert!(
+        e.message
+            .contains("endpoint `h5:8000` is listed in both decode_endpoints and agg_endpoints"),
+        "{}",
+        e.message
+    );
+    // Decode is listed before agg: the repeat is agg's listing of it.
+    let at = eps.iter().position(|e| e == "h5:8000").unwrap();
+    let path = format!("agg_endpoints[{at}]");
+    assert_eq!(e.position.json_path.as_deref(), Some(path.as_str()));
+}
