@@ -17,7 +17,7 @@
 use super::evidence::{share_name, Evidence, SeriesKey, StatPair, PROCESS_START};
 use super::request_scope::RecordFold;
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// What a streaming read folded instead of keeping: the scrape JSONL's evidence and the
@@ -305,33 +305,64 @@ struct Seen {
 /// One file's `process_start_time_seconds` samples of an endpoint: (file name, source, samples).
 type FileSamples<'a> = (&'a str, u32, Vec<(u64, f64)>);
 
+/// What the scrapes of one endpoint said besides their series' samples. A scrape finds its
+/// endpoint's entry by one hash of its URL: per-endpoint ordered maps cost a many-endpoint run
+/// several URL comparisons per scrape, and the log factor showed in its time.
+#[derive(Default)]
+struct EndpointFold {
+    /// Shared by the keys of the endpoint's series.
+    url: Arc<str>,
+    timed: bool,
+    untimed: bool,
+    /// Scrape times (the 0s a lazily created series stood at).
+    scrape_times: Vec<u64>,
+    /// By source: what has been seen of that file's table.
+    seen: Vec<Seen>,
+    /// Families noted, in the order they were first seen: (spelling, type).
+    families: Vec<(String, Option<MetricType>)>,
+    label_sets: BTreeSet<Arc<Labels>>,
+    /// By source, in the order first met: `process_start_time_seconds` samples in file order.
+    process_start: Vec<(u32, Vec<(u64, f64)>)>,
+}
+
 /// Scrapes folded into per-series evidence (see the module docs).
 #[derive(Default)]
 pub struct ScrapeFold {
     /// File names by source index.
     sources: Vec<String>,
-    /// (source, endpoint) → what has been seen of its table.
-    seen: HashMap<(u32, String), Seen>,
+    /// Endpoint URL → index in `endpoints`.
+    endpoint_ids: HashMap<Arc<str>, u32>,
+    /// In the order first seen.
+    endpoints: Vec<EndpointFold>,
     intakes: Vec<Intake>,
-    by_key: BTreeMap<SeriesKey, usize>,
+    /// An intake by the addresses of its key's parts (each part is kept once: the endpoint's
+    /// URL, a spelling in `spellings`, a label set in `interned`).
+    by_key: HashMap<[usize; 3], usize>,
     interned: BTreeSet<Arc<Labels>>,
-    /// The keys' endpoint URLs and spellings, kept once (see [`share_name`]).
-    names: BTreeSet<Arc<str>>,
-    /// Families noted, in the order they were first seen: (endpoint, spelling, type).
-    families: Vec<(String, String, Option<MetricType>)>,
-    /// Label sets noted, per endpoint.
-    label_sets: BTreeMap<String, BTreeSet<Arc<Labels>>>,
-    endpoints: BTreeSet<String>,
-    timed: BTreeSet<String>,
-    untimed: BTreeSet<String>,
-    /// Per endpoint, scrape times (the 0s a lazily created series stood at).
-    scrape_times: BTreeMap<String, Vec<u64>>,
-    /// Per (endpoint, source): `process_start_time_seconds` samples in file order.
-    process_start: BTreeMap<(String, u32), Vec<(u64, f64)>>,
+    /// The keys' spellings, kept once.
+    spellings: BTreeSet<Arc<str>>,
     /// Some evidence was thinned under memory pressure.
     coarsened: bool,
     /// [`ScrapeFold::sample_bytes`] after the last thinning.
     thinned_to: usize,
+}
+
+/// The addresses of a key's parts: equal for equal keys of one fold (see `ScrapeFold::by_key`).
+fn key_parts(key: &SeriesKey) -> [usize; 3] {
+    [
+        Arc::as_ptr(&key.endpoint_url) as *const u8 as usize,
+        Arc::as_ptr(&key.spelling) as *const u8 as usize,
+        Arc::as_ptr(&key.labels) as usize,
+    ]
+}
+
+/// Push onto a list made with room for one on first use, as `vec![x]` makes it: the bytes
+/// held ([`ScrapeFold::sample_bytes`]) decide when evidence is thinned.
+fn push_first_one<T>(v: &mut Vec<T>, x: T) {
+    if v.capacity() == 0 {
+        v.reserve_exact(1);
+    }
+    v.push(x);
 }
 
 impl ScrapeFold {
@@ -362,11 +393,27 @@ impl ScrapeFold {
         l
     }
 
-    /// The intake of series `series` of `table` on the scrape's endpoint, made on first sight.
+    /// The index of the endpoint `url` in `endpoints`, made on first sight.
+    fn endpoint_id(&mut self, url: &str) -> usize {
+        if let Some(&id) = self.endpoint_ids.get(url) {
+            return id as usize;
+        }
+        let url: Arc<str> = Arc::from(url);
+        let id = self.endpoints.len();
+        self.endpoint_ids
+            .insert(Arc::clone(&url), u32::try_from(id).unwrap_or(u32::MAX));
+        self.endpoints.push(EndpointFold {
+            url,
+            ..EndpointFold::default()
+        });
+        id
+    }
+
+    /// The intake of series `series` of `table` on endpoint `ep`, made on first sight.
     fn intake_of(
         &mut self,
         seen: &mut Seen,
-        url: &str,
+        ep: usize,
         table: &SeriesTable,
         series: u32,
     ) -> Option<usize> {
@@ -380,24 +427,25 @@ impl ScrapeFold {
         let meta = table.series.get(series as usize)?;
         let family = table.families.get(meta.family as usize)?;
         let labels = self.intern(&meta.labels);
-        let sets = self.label_sets.entry(url.to_string()).or_default();
-        if !sets.contains(&labels) {
-            sets.insert(Arc::clone(&labels));
+        let endpoint = self.endpoints.get_mut(ep)?;
+        if !endpoint.label_sets.contains(&labels) {
+            endpoint.label_sets.insert(Arc::clone(&labels));
         }
         let key = SeriesKey {
-            endpoint_url: share_name(&mut self.names, url),
-            spelling: share_name(&mut self.names, &family.name),
+            endpoint_url: Arc::clone(&endpoint.url),
+            spelling: share_name(&mut self.spellings, &family.name),
             labels,
         };
-        let at = match self.by_key.get(&key) {
+        let parts = key_parts(&key);
+        let at = match self.by_key.get(&parts) {
             Some(at) => *at,
             None => {
                 self.intakes.push(Intake {
-                    key: Some(key.clone()),
+                    key: Some(key),
                     samples: SampleBuf::new(),
                     ..Intake::default()
                 });
-                self.by_key.insert(key, self.intakes.len() - 1);
+                self.by_key.insert(parts, self.intakes.len() - 1);
                 self.intakes.len() - 1
             }
         };
@@ -410,30 +458,22 @@ impl ScrapeFold {
     /// Take in one scrape of file `source` (its `seq`-th in the file), its series and families
     /// described by `table` (the scrape's own table, or its reader's while it is still read).
     pub fn take(&mut self, source: u32, seq: u64, scrape: &Scrape, table: &SeriesTable) {
-        let url = scrape.endpoint_url.as_str();
-        if !self.endpoints.contains(url) {
-            self.endpoints.insert(url.to_string());
-        }
+        let ep = self.endpoint_id(&scrape.endpoint_url);
+        let Some(endpoint) = self.endpoints.get_mut(ep) else {
+            return;
+        };
         match scrape.timestamp_ns {
             Some(t) => {
-                if !self.timed.contains(url) {
-                    self.timed.insert(url.to_string());
-                }
-                match self.scrape_times.get_mut(url) {
-                    Some(v) => v.push(t),
-                    None => {
-                        self.scrape_times.insert(url.to_string(), vec![t]);
-                    }
-                }
+                endpoint.timed = true;
+                push_first_one(&mut endpoint.scrape_times, t);
             }
-            None => {
-                if !self.untimed.contains(url) {
-                    self.untimed.insert(url.to_string());
-                }
-            }
+            None => endpoint.untimed = true,
         }
-        let key = (source, url.to_string());
-        let mut seen = self.seen.remove(&key).unwrap_or_default();
+        let s = source as usize;
+        if endpoint.seen.len() <= s {
+            endpoint.seen.resize_with(s + 1, Seen::default);
+        }
+        let mut seen = std::mem::take(&mut endpoint.seen[s]);
         let mut start = 0usize;
         for group in &scrape.groups {
             let end = (group.end as usize).clamp(start, scrape.samples.len());
@@ -448,11 +488,12 @@ impl ScrapeFold {
             }
             if !seen.families[f] {
                 seen.families[f] = true;
-                self.families
-                    .push((url.to_string(), fam.name.clone(), fam.metric_type));
+                if let Some(endpoint) = self.endpoints.get_mut(ep) {
+                    endpoint.families.push((fam.name.clone(), fam.metric_type));
+                }
             }
             for sample in samples {
-                let Some(at) = self.intake_of(&mut seen, url, table, sample.series) else {
+                let Some(at) = self.intake_of(&mut seen, ep, table, sample.series) else {
                     continue;
                 };
                 let Some(t) = scrape.timestamp_ns else {
@@ -461,16 +502,18 @@ impl ScrapeFold {
                     continue;
                 };
                 let order = Order { t, source, seq };
-                self.take_value(at, url, source, order, fam, &sample.value);
+                self.take_value(at, ep, source, order, fam, &sample.value);
             }
         }
-        self.seen.insert(key, seen);
+        if let Some(slot) = self.endpoints.get_mut(ep).and_then(|e| e.seen.get_mut(s)) {
+            *slot = seen;
+        }
     }
 
     fn take_value(
         &mut self,
         at: usize,
-        url: &str,
+        ep: usize,
         source: u32,
         order: Order,
         fam: &crate::model::FamilyMeta,
@@ -478,12 +521,19 @@ impl ScrapeFold {
     ) {
         match value {
             SampleValue::Scalar { value } if fam.name == PROCESS_START => {
-                let k = (url.to_string(), source);
-                match self.process_start.get_mut(&k) {
-                    Some(v) => v.push((order.t, *value)),
+                let Some(endpoint) = self.endpoints.get_mut(ep) else {
+                    return;
+                };
+                let files = &mut endpoint.process_start;
+                let i = match files.iter().position(|f| f.0 == source) {
+                    Some(i) => i,
                     None => {
-                        self.process_start.insert(k, vec![(order.t, *value)]);
+                        files.push((source, Vec::new()));
+                        files.len() - 1
                     }
+                };
+                if let Some((_, samples)) = files.get_mut(i) {
+                    push_first_one(samples, (order.t, *value));
                 }
             }
             SampleValue::Scalar { value } => {
@@ -526,14 +576,15 @@ impl ScrapeFold {
             .map(|i| i.samples.heap_bytes())
             .sum::<usize>()
             + self
-                .scrape_times
-                .values()
-                .map(|v| v.capacity() * 8)
-                .sum::<usize>()
-            + self
-                .process_start
-                .values()
-                .map(|v| v.capacity() * 16)
+                .endpoints
+                .iter()
+                .map(|e| {
+                    e.scrape_times.capacity() * 8
+                        + e.process_start
+                            .iter()
+                            .map(|f| f.1.capacity() * 16)
+                            .sum::<usize>()
+                })
                 .sum::<usize>()
     }
 
@@ -564,7 +615,7 @@ impl ScrapeFold {
         for i in &mut self.intakes {
             dropped |= i.samples.decimate();
         }
-        for times in self.scrape_times.values_mut() {
+        for times in self.endpoints.iter_mut().map(|e| &mut e.scrape_times) {
             times.sort_unstable();
             times.dedup();
             let n = times.len();
@@ -582,7 +633,8 @@ impl ScrapeFold {
                 dropped |= times.len() < n;
             }
         }
-        for samples in self.process_start.values_mut() {
+        let files = self.endpoints.iter_mut().flat_map(|e| &mut e.process_start);
+        for samples in files.map(|f| &mut f.1) {
             let n = samples.len();
             crate::sort::sort_by_key(samples, |s| s.0);
             let mut out: Vec<(u64, f64)> = Vec::with_capacity(n);
@@ -609,75 +661,166 @@ impl ScrapeFold {
     pub fn into_evidence(self, ev: &mut Evidence) {
         let ScrapeFold {
             sources,
-            intakes,
-            families,
-            label_sets,
             endpoints,
-            timed,
-            untimed,
-            mut scrape_times,
-            process_start,
+            intakes,
+            interned,
+            spellings,
             coarsened,
             ..
         } = self;
         ev.coarsened |= coarsened;
-        ev.endpoints.extend(endpoints);
-        for (url, spelling, t) in &families {
-            ev.note_family(url, spelling, *t);
-        }
-        for (url, sets) in &label_sets {
-            for l in sets {
+        let mut endpoints = endpoints;
+        crate::sort::sort_by(&mut endpoints, |a, b| a.url.cmp(&b.url));
+        for e in &endpoints {
+            ev.endpoints.insert(e.url.to_string());
+            for (spelling, t) in &e.families {
+                ev.note_family(&e.url, spelling, *t);
+            }
+            for l in &e.label_sets {
                 let l = ev.intern_shared(l);
-                ev.note_labels(url, &l);
+                ev.note_labels(&e.url, &l);
             }
         }
-        for intake in intakes {
-            let Some(mut key) = intake.key else {
+        let order = key_order(&intakes, &endpoints, &spellings, &interned);
+        merge_intakes(ev, intakes, order, coarsened);
+        finish_all_samples(ev, &mut endpoints);
+        for e in &mut endpoints {
+            let mut files: Vec<FileSamples<'_>> = std::mem::take(&mut e.process_start)
+                .into_iter()
+                .map(|(source, samples)| {
+                    let name = sources.get(source as usize).map_or("", String::as_str);
+                    (name, source, samples)
+                })
+                .collect();
+            if files.is_empty() {
                 continue;
-            };
-            key.labels = ev.intern_shared(&key.labels);
-            if let Some((_, first, max)) = intake.gauge {
-                let g = ev.gauges.entry(key.clone());
-                let (avg, seen_max) = g.get();
-                *g = StatPair::new(
-                    avg.or(Some(first)),
-                    Some(seen_max.map_or(max, |m: f64| m.max(max))),
-                );
             }
-            if let Some((_, count, sum)) = intake.histogram {
-                ev.histograms.insert(key.clone(), StatPair::new(count, sum));
-            }
-            if !intake.samples.is_empty() {
-                let e = ev.series.entry(key);
-                e.samples = intake.samples;
-                e.coarsened = coarsened;
-            }
-        }
-        for times in scrape_times.values_mut() {
-            times.sort_unstable();
-            times.dedup();
-        }
-        ev.series.settle();
-        for (key, e) in ev.series.iter_mut() {
-            finish_samples(e, scrape_times.get(&*key.endpoint_url));
-        }
-        let mut by_endpoint: BTreeMap<String, Vec<FileSamples<'_>>> = BTreeMap::new();
-        for ((url, source), samples) in process_start {
-            let name = sources.get(source as usize).map_or("", String::as_str);
-            by_endpoint
-                .entry(url)
-                .or_default()
-                .push((name, source, samples));
-        }
-        for (url, mut files) in by_endpoint {
             crate::sort::sort_by(&mut files, |a, b| (a.0, a.1).cmp(&(b.0, b.1)));
             let mut all: Vec<(u64, f64)> = files.into_iter().flat_map(|f| f.2).collect();
             // Stable: equal times keep file-name order, then file order.
             crate::sort::sort_by_key(&mut all, |s| s.0);
-            ev.process_start_samples.insert(url, all);
+            ev.process_start_samples.insert(e.url.to_string(), all);
         }
+        let untimed = endpoints.iter().filter(|e| e.untimed && !e.timed);
         ev.untimed_endpoints
-            .extend(untimed.into_iter().filter(|u| !timed.contains(u)));
+            .extend(untimed.map(|e| e.url.to_string()));
+    }
+}
+
+/// The intakes' indices in key order. A key's parts are each kept once, so the keys are
+/// ordered by the ranks of their parts (the endpoints given sorted by URL; the spellings and
+/// label sets in their sets' order): a sort of integers, not of URLs that share long prefixes.
+fn key_order(
+    intakes: &[Intake],
+    endpoints: &[EndpointFold],
+    spellings: &BTreeSet<Arc<str>>,
+    interned: &BTreeSet<Arc<Labels>>,
+) -> Vec<usize> {
+    fn ranks(addresses: impl Iterator<Item = usize>) -> HashMap<usize, u32> {
+        addresses
+            .enumerate()
+            .map(|(i, a)| (a, u32::try_from(i).unwrap_or(u32::MAX)))
+            .collect()
+    }
+    let url = ranks(
+        endpoints
+            .iter()
+            .map(|e| Arc::as_ptr(&e.url) as *const u8 as usize),
+    );
+    let spelling = ranks(
+        spellings
+            .iter()
+            .map(|s| Arc::as_ptr(s) as *const u8 as usize),
+    );
+    let labels = ranks(interned.iter().map(|l| Arc::as_ptr(l) as usize));
+    let rank = |m: &HashMap<usize, u32>, a: usize| m.get(&a).copied().unwrap_or(u32::MAX);
+    let mut ranked: Vec<([u32; 3], usize)> = intakes
+        .iter()
+        .enumerate()
+        .filter_map(|(at, i)| {
+            let [u, s, l] = key_parts(i.key.as_ref()?);
+            Some(([rank(&url, u), rank(&spelling, s), rank(&labels, l)], at))
+        })
+        .collect();
+    // Each key once, so the order is total: an unstable sort is deterministic.
+    ranked.sort_unstable_by_key(|r| r.0);
+    ranked.into_iter().map(|(_, at)| at).collect()
+}
+
+/// Merge the intakes, taken in `order` (their keys' order), into the evidence's series,
+/// gauges and histograms, one pass each; their label sets become the evidence's shared copies.
+fn merge_intakes(ev: &mut Evidence, mut intakes: Vec<Intake>, order: Vec<usize>, coarsened: bool) {
+    let mut shared: HashMap<usize, Arc<Labels>> = HashMap::new();
+    let mut gauges = Vec::new();
+    let mut histograms = Vec::new();
+    let mut series = Vec::new();
+    for at in order {
+        let Some(intake) = intakes.get_mut(at).map(std::mem::take) else {
+            continue;
+        };
+        let Some(mut key) = intake.key else {
+            continue;
+        };
+        let address = Arc::as_ptr(&key.labels) as usize;
+        key.labels = match shared.get(&address) {
+            Some(l) => Arc::clone(l),
+            None => {
+                let l = ev.intern_shared(&key.labels);
+                shared.insert(address, Arc::clone(&l));
+                l
+            }
+        };
+        if let Some((_, first, max)) = intake.gauge {
+            gauges.push((key.clone(), (first, max)));
+        }
+        if let Some((_, count, sum)) = intake.histogram {
+            histograms.push((key.clone(), StatPair::new(count, sum)));
+        }
+        if !intake.samples.is_empty() {
+            series.push((key, intake.samples));
+        }
+    }
+    ev.gauges.merge_sorted(gauges, |g, (first, max)| {
+        let (avg, seen_max) = g.get();
+        *g = StatPair::new(
+            avg.or(Some(first)),
+            Some(seen_max.map_or(max, |m: f64| m.max(max))),
+        );
+    });
+    ev.histograms.merge_sorted(histograms, |h, v| *h = v);
+    ev.series.merge_sorted(series, |e, samples| {
+        e.samples = samples;
+        e.coarsened = coarsened;
+    });
+}
+
+/// Every series' samples finished with its endpoint's scrape times (see [`finish_samples`]);
+/// `endpoints` sorted by URL. The series are in endpoint order: one search per endpoint.
+fn finish_all_samples(ev: &mut Evidence, endpoints: &mut [EndpointFold]) {
+    let times: Vec<(&str, Vec<u64>)> = endpoints
+        .iter_mut()
+        .filter(|e| e.timed)
+        .map(|e| {
+            let mut t = std::mem::take(&mut e.scrape_times);
+            t.sort_unstable();
+            t.dedup();
+            (&*e.url, t)
+        })
+        .collect();
+    ev.series.settle();
+    let mut last: Option<(Arc<str>, Option<usize>)> = None;
+    for (key, e) in ev.series.iter_mut() {
+        let at = match &last {
+            Some((url, at)) if Arc::ptr_eq(url, &key.endpoint_url) => *at,
+            _ => {
+                let at = times
+                    .binary_search_by(|(u, _)| (*u).cmp(&*key.endpoint_url))
+                    .ok();
+                last = Some((Arc::clone(&key.endpoint_url), at));
+                at
+            }
+        };
+        finish_samples(e, at.and_then(|i| times.get(i)).map(|(_, t)| t));
     }
 }
 

@@ -177,6 +177,36 @@ impl<V> SeriesMap<V> {
         }
     }
 
+    /// Merge `items` (sorted by key, each key once) in one pass: `apply` sets each item on
+    /// its key's value, the one there or a new `V::default()`; the same as an
+    /// [`SeriesMap::entry`] per item, without a search per item.
+    pub fn merge_sorted<X>(&mut self, items: Vec<(SeriesKey, X)>, mut apply: impl FnMut(&mut V, X))
+    where
+        V: Default,
+    {
+        self.settle();
+        if items.is_empty() {
+            return;
+        }
+        let old = std::mem::take(&mut self.sorted);
+        let mut out = Vec::with_capacity(old.len() + items.len());
+        let mut had = old.into_iter().peekable();
+        for (key, x) in items {
+            while let Some(before) = had.next_if(|(k, _)| *k < key) {
+                out.push(before);
+            }
+            let mut entry = match had.next_if(|(k, _)| *k == key) {
+                Some(there) => there,
+                None => (key, V::default()),
+            };
+            apply(&mut entry.1, x);
+            out.push(entry);
+        }
+        out.extend(had);
+        self.sorted = out;
+        self.index_spellings();
+    }
+
     /// Merge the pending keys into the sorted vector (one pass; no key is in both).
     pub fn settle(&mut self) {
         if self.pending.is_empty() {
@@ -313,12 +343,78 @@ impl Hasher for AddressHasher {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Labels;
 
     fn key(endpoint: &str, spelling: &str) -> SeriesKey {
         SeriesKey {
             endpoint_url: Arc::from(endpoint),
             spelling: Arc::from(spelling),
             labels: Arc::default(),
+        }
+    }
+
+    /// A merge is an `entry` per item: on maps with keys sorted, pending, both or none, with
+    /// items before, between, equal to and after the keys there, and label sets that order
+    /// keys of one endpoint and spelling.
+    #[test]
+    fn a_merge_is_an_entry_per_item() {
+        let labelled = |u: &str, s: &str, l: &str| SeriesKey {
+            labels: Arc::new(Labels::from([("k".to_string(), l.to_string())])),
+            ..key(u, s)
+        };
+        let there = [
+            ("a", "x", "1"),
+            ("a:1", "y", "2"),
+            ("b", "x", "1"),
+            ("b", "x", "3"),
+        ];
+        let items = [
+            ("", "x", "0"),
+            ("a", "x", "1"),
+            ("a", "x", "2"),
+            ("a:1", "y", "2"),
+            ("a:10", "x", "0"),
+            ("b", "x", "2"),
+            ("b", "x", "3"),
+            ("c", "z", "9"),
+        ];
+        for split in 0..=there.len() {
+            for item_count in 0..=items.len() {
+                let mut built: SeriesMap<Vec<u32>> = SeriesMap::default();
+                let sorted: Vec<_> = there[..split]
+                    .iter()
+                    .map(|&(u, s, l)| (labelled(u, s, l), vec![0]))
+                    .collect();
+                built.extend_sorted(sorted);
+                for &(u, s, l) in &there[split..] {
+                    built.insert(labelled(u, s, l), vec![1]);
+                }
+                let mut by_entry = built.clone();
+                let picked: Vec<_> = (0..item_count).map(|i| (items[i], i as u32)).collect();
+                for &((u, s, l), i) in &picked {
+                    by_entry.entry(labelled(u, s, l)).push(i);
+                }
+                by_entry.settle();
+                let merged_items = picked
+                    .iter()
+                    .map(|&((u, s, l), i)| (labelled(u, s, l), i))
+                    .collect();
+                built.merge_sorted(merged_items, |v, i| v.push(i));
+                let seen = |m: &SeriesMap<Vec<u32>>| -> Vec<(String, String, Labels, Vec<u32>)> {
+                    m.iter()
+                        .map(|(k, v)| {
+                            let (u, s) = (k.endpoint_url.to_string(), k.spelling.to_string());
+                            (u, s, (*k.labels).clone(), v.clone())
+                        })
+                        .collect()
+                };
+                assert_eq!(
+                    seen(&built),
+                    seen(&by_entry),
+                    "{split} sorted, {item_count} items"
+                );
+                assert_eq!(built.len(), by_entry.len());
+            }
         }
     }
 
