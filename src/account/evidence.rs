@@ -266,29 +266,62 @@ impl Evidence {
     }
 
     pub(super) fn note_labels(&mut self, endpoint: &str, labels: &Arc<Labels>) {
+        self.note_label_sets(endpoint, std::iter::once(Arc::clone(labels)));
+    }
+
+    /// [`Evidence::note_labels`] for each of an endpoint's label sets, the endpoint's sets
+    /// found once (a scrape fold notes many endpoints' sets at once).
+    pub(super) fn note_label_sets(
+        &mut self,
+        endpoint: &str,
+        labels: impl Iterator<Item = Arc<Labels>>,
+    ) {
+        let mut labels = labels.peekable();
+        if labels.peek().is_none() {
+            return;
+        }
         let sets = match self.label_sets.get_mut(endpoint) {
             Some(sets) => sets,
             None => self.label_sets.entry(endpoint.to_string()).or_default(),
         };
-        if !sets.contains(labels) {
-            Arc::make_mut(sets).insert(Arc::clone(labels));
+        for l in labels {
+            if !sets.contains(&l) {
+                Arc::make_mut(sets).insert(l);
+            }
         }
     }
 
     pub(super) fn note_family(&mut self, endpoint: &str, spelling: &str, t: Option<MetricType>) {
-        let families = match self.families.get_mut(endpoint) {
+        let canonical = canonical_family(spelling);
+        self.note_canonical_families(endpoint, std::iter::once((canonical.as_str(), t)));
+    }
+
+    /// [`Evidence::note_family`] for each of an endpoint's families in order, given by their
+    /// canonical keys (a scrape fold makes each key once, not once per endpoint), the
+    /// endpoint's map found once. A key's type is the first given that is not unknown.
+    pub(super) fn note_canonical_families<'a>(
+        &mut self,
+        endpoint: &str,
+        families: impl Iterator<Item = (&'a str, Option<MetricType>)>,
+    ) {
+        let mut families = families.peekable();
+        if families.peek().is_none() {
+            return;
+        }
+        let map = match self.families.get_mut(endpoint) {
             Some(f) => Arc::make_mut(f),
             None => Arc::make_mut(self.families.entry(endpoint.to_string()).or_default()),
         };
-        let canonical = canonical_family(spelling);
-        let info = match families.get_mut(canonical.as_str()) {
-            Some(info) => info,
-            None => families
-                .entry(share_name(&mut self.names, &canonical))
-                .or_default(),
-        };
-        if info.metric_type.is_none() || info.metric_type == Some(MetricType::Unknown) {
-            info.metric_type = t.or(info.metric_type);
+        for (canonical, t) in families {
+            let info = match map.get_mut(canonical) {
+                Some(info) => info,
+                None => map
+                    .entry(share_name(&mut self.names, canonical))
+                    .or_default(),
+            };
+            if info.metric_type.is_none() || info.metric_type == Some(MetricType::Unknown) {
+                info.metric_type = t.or(info.metric_type);
+            }
         }
     }
 

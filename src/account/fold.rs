@@ -17,6 +17,7 @@
 use super::evidence::{share_name, Evidence, SeriesKey, StatPair, PROCESS_START};
 use super::request_scope::RecordFold;
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
+use crate::read::names::canonical_family;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -671,18 +672,27 @@ impl ScrapeFold {
         ev.coarsened |= coarsened;
         let mut endpoints = endpoints;
         crate::sort::sort_by(&mut endpoints, |a, b| a.url.cmp(&b.url));
+        // Each spelling's canonical key and each label set's shared copy made once, not once
+        // per endpoint.
+        let mut canonical: HashMap<&str, String> = HashMap::new();
+        let mut shared = SharedLabels::default();
         for e in &endpoints {
             ev.endpoints.insert(e.url.to_string());
-            for (spelling, t) in &e.families {
-                ev.note_family(&e.url, spelling, *t);
+            for (spelling, _) in &e.families {
+                if !canonical.contains_key(spelling.as_str()) {
+                    canonical.insert(spelling, canonical_family(spelling));
+                }
             }
-            for l in &e.label_sets {
-                let l = ev.intern_shared(l);
-                ev.note_labels(&e.url, &l);
-            }
+            let keys = e.families.iter().map(|(spelling, t)| {
+                let key = canonical.get(spelling.as_str()).map_or("", String::as_str);
+                (key, *t)
+            });
+            ev.note_canonical_families(&e.url, keys);
+            let sets: Vec<Arc<Labels>> = e.label_sets.iter().map(|l| shared.of(ev, l)).collect();
+            ev.note_label_sets(&e.url, sets.into_iter());
         }
         let order = key_order(&intakes, &endpoints, &spellings, &interned);
-        merge_intakes(ev, intakes, order, coarsened);
+        merge_intakes(ev, intakes, order, coarsened, &mut shared);
         finish_all_samples(ev, &mut endpoints);
         for e in &mut endpoints {
             let mut files: Vec<FileSamples<'_>> = std::mem::take(&mut e.process_start)
@@ -704,6 +714,23 @@ impl ScrapeFold {
         let untimed = endpoints.iter().filter(|e| e.untimed && !e.timed);
         ev.untimed_endpoints
             .extend(untimed.map(|e| e.url.to_string()));
+    }
+}
+
+/// The evidence's shared copy of each of the fold's label sets (by the fold's copy's address:
+/// the fold keeps each set once), looked up in the evidence once per set.
+#[derive(Default)]
+struct SharedLabels(HashMap<usize, Arc<Labels>>);
+
+impl SharedLabels {
+    fn of(&mut self, ev: &mut Evidence, labels: &Arc<Labels>) -> Arc<Labels> {
+        let address = Arc::as_ptr(labels) as usize;
+        if let Some(l) = self.0.get(&address) {
+            return Arc::clone(l);
+        }
+        let l = ev.intern_shared(labels);
+        self.0.insert(address, Arc::clone(&l));
+        l
     }
 }
 
@@ -749,8 +776,13 @@ fn key_order(
 
 /// Merge the intakes, taken in `order` (their keys' order), into the evidence's series,
 /// gauges and histograms, one pass each; their label sets become the evidence's shared copies.
-fn merge_intakes(ev: &mut Evidence, mut intakes: Vec<Intake>, order: Vec<usize>, coarsened: bool) {
-    let mut shared: HashMap<usize, Arc<Labels>> = HashMap::new();
+fn merge_intakes(
+    ev: &mut Evidence,
+    mut intakes: Vec<Intake>,
+    order: Vec<usize>,
+    coarsened: bool,
+    shared: &mut SharedLabels,
+) {
     let mut gauges = Vec::new();
     let mut histograms = Vec::new();
     let mut series = Vec::new();
@@ -761,15 +793,7 @@ fn merge_intakes(ev: &mut Evidence, mut intakes: Vec<Intake>, order: Vec<usize>,
         let Some(mut key) = intake.key else {
             continue;
         };
-        let address = Arc::as_ptr(&key.labels) as usize;
-        key.labels = match shared.get(&address) {
-            Some(l) => Arc::clone(l),
-            None => {
-                let l = ev.intern_shared(&key.labels);
-                shared.insert(address, Arc::clone(&l));
-                l
-            }
-        };
+        key.labels = shared.of(ev, &key.labels);
         if let Some((_, first, max)) = intake.gauge {
             gauges.push((key.clone(), (first, max)));
         }
