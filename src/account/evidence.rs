@@ -15,6 +15,7 @@ use std::sync::Arc;
 mod csv;
 /// Series-keyed evidence in key order.
 mod table;
+pub(super) use table::AddressMap;
 pub use table::SeriesMap;
 
 /// One slice of a counter: its stated bounds and its mass.

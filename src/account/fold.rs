@@ -14,7 +14,7 @@
 //! [`SampleBuf::decimate`]); the evidence then says so (`coarsened`, reason
 //! `evidence_coarsened`): every bound drawn from it still contains the truth, only wider.
 
-use super::evidence::{share_name, Evidence, SeriesKey, StatPair, PROCESS_START};
+use super::evidence::{share_name, AddressMap, Evidence, SeriesKey, StatPair, PROCESS_START};
 use super::request_scope::RecordFold;
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
 use crate::read::names::canonical_family;
@@ -320,7 +320,7 @@ struct EndpointFold {
     /// By source: what has been seen of that file's table.
     seen: Vec<Seen>,
     /// Families noted, in the order they were first seen: (spelling, type).
-    families: Vec<(String, Option<MetricType>)>,
+    families: Vec<(Arc<str>, Option<MetricType>)>,
     label_sets: BTreeSet<Arc<Labels>>,
     /// By source, in the order first met: `process_start_time_seconds` samples in file order.
     process_start: Vec<(u32, Vec<(u64, f64)>)>,
@@ -351,8 +351,8 @@ pub struct ScrapeFold {
 /// The addresses of a key's parts: equal for equal keys of one fold (see `ScrapeFold::by_key`).
 fn key_parts(key: &SeriesKey) -> [usize; 3] {
     [
-        Arc::as_ptr(&key.endpoint_url) as *const u8 as usize,
-        Arc::as_ptr(&key.spelling) as *const u8 as usize,
+        address(&key.endpoint_url),
+        address(&key.spelling),
         Arc::as_ptr(&key.labels) as usize,
     ]
 }
@@ -489,8 +489,9 @@ impl ScrapeFold {
             }
             if !seen.families[f] {
                 seen.families[f] = true;
+                let spelling = share_name(&mut self.spellings, &fam.name);
                 if let Some(endpoint) = self.endpoints.get_mut(ep) {
-                    endpoint.families.push((fam.name.clone(), fam.metric_type));
+                    endpoint.families.push((spelling, fam.metric_type));
                 }
             }
             for sample in samples {
@@ -674,18 +675,15 @@ impl ScrapeFold {
         crate::sort::sort_by(&mut endpoints, |a, b| a.url.cmp(&b.url));
         // Each spelling's canonical key and each label set's shared copy made once, not once
         // per endpoint.
-        let mut canonical: HashMap<&str, String> = HashMap::new();
+        let canonical: Vec<String> = spellings.iter().map(|s| canonical_family(s)).collect();
+        let canonical_at = address_ranks(spellings.iter().map(address));
         let mut shared = SharedLabels::default();
         for e in &endpoints {
             ev.endpoints.insert(e.url.to_string());
-            for (spelling, _) in &e.families {
-                if !canonical.contains_key(spelling.as_str()) {
-                    canonical.insert(spelling, canonical_family(spelling));
-                }
-            }
             let keys = e.families.iter().map(|(spelling, t)| {
-                let key = canonical.get(spelling.as_str()).map_or("", String::as_str);
-                (key, *t)
+                let at = canonical_at.get(&address(spelling)).copied();
+                let key = at.and_then(|i| canonical.get(i as usize));
+                (key.map_or("", String::as_str), *t)
             });
             ev.note_canonical_families(&e.url, keys);
             let sets: Vec<Arc<Labels>> = e.label_sets.iter().map(|l| shared.of(ev, l)).collect();
@@ -720,18 +718,37 @@ impl ScrapeFold {
 /// The evidence's shared copy of each of the fold's label sets (by the fold's copy's address:
 /// the fold keeps each set once), looked up in the evidence once per set.
 #[derive(Default)]
-struct SharedLabels(HashMap<usize, Arc<Labels>>);
+struct SharedLabels {
+    at: AddressMap,
+    copies: Vec<Arc<Labels>>,
+}
 
 impl SharedLabels {
     fn of(&mut self, ev: &mut Evidence, labels: &Arc<Labels>) -> Arc<Labels> {
-        let address = Arc::as_ptr(labels) as usize;
-        if let Some(l) = self.0.get(&address) {
+        let at = Arc::as_ptr(labels) as usize;
+        if let Some(l) = self.at.get(&at).and_then(|&i| self.copies.get(i as usize)) {
             return Arc::clone(l);
         }
         let l = ev.intern_shared(labels);
-        self.0.insert(address, Arc::clone(&l));
+        self.at
+            .insert(at, u32::try_from(self.copies.len()).unwrap_or(u32::MAX));
+        self.copies.push(Arc::clone(&l));
         l
     }
+}
+
+/// The address of a shared string (see [`address_ranks`]).
+fn address(s: &Arc<str>) -> usize {
+    Arc::as_ptr(s) as *const u8 as usize
+}
+
+/// Each address by its position in `addresses`.
+fn address_ranks(addresses: impl Iterator<Item = usize>) -> AddressMap {
+    let mut ranks = AddressMap::default();
+    for (i, a) in addresses.enumerate() {
+        ranks.insert(a, u32::try_from(i).unwrap_or(u32::MAX));
+    }
+    ranks
 }
 
 /// The intakes' indices in key order. A key's parts are each kept once, so the keys are
@@ -743,24 +760,10 @@ fn key_order(
     spellings: &BTreeSet<Arc<str>>,
     interned: &BTreeSet<Arc<Labels>>,
 ) -> Vec<usize> {
-    fn ranks(addresses: impl Iterator<Item = usize>) -> HashMap<usize, u32> {
-        addresses
-            .enumerate()
-            .map(|(i, a)| (a, u32::try_from(i).unwrap_or(u32::MAX)))
-            .collect()
-    }
-    let url = ranks(
-        endpoints
-            .iter()
-            .map(|e| Arc::as_ptr(&e.url) as *const u8 as usize),
-    );
-    let spelling = ranks(
-        spellings
-            .iter()
-            .map(|s| Arc::as_ptr(s) as *const u8 as usize),
-    );
-    let labels = ranks(interned.iter().map(|l| Arc::as_ptr(l) as usize));
-    let rank = |m: &HashMap<usize, u32>, a: usize| m.get(&a).copied().unwrap_or(u32::MAX);
+    let url = address_ranks(endpoints.iter().map(|e| address(&e.url)));
+    let spelling = address_ranks(spellings.iter().map(address));
+    let labels = address_ranks(interned.iter().map(|l| Arc::as_ptr(l) as usize));
+    let rank = |m: &AddressMap, a: usize| m.get(&a).copied().unwrap_or(u32::MAX);
     let mut ranked: Vec<([u32; 3], usize)> = intakes
         .iter()
         .enumerate()

@@ -315,12 +315,12 @@ fn endpoint_run<'a>(
 }
 
 /// A map keyed by address (see [`AddressHasher`]).
-pub(super) type AddressMap = HashMap<usize, u32, BuildHasherDefault<AddressHasher>>;
+pub(crate) type AddressMap = HashMap<usize, u32, BuildHasherDefault<AddressHasher>>;
 
 /// A hasher for addresses (distinct, aligned): one multiply. The keys it hashes are not chosen
 /// by the input, so there is no flooding to defend against.
 #[derive(Default)]
-pub(super) struct AddressHasher(u64);
+pub(crate) struct AddressHasher(u64);
 
 impl Hasher for AddressHasher {
     fn finish(&self) -> u64 {
