@@ -663,13 +663,18 @@ impl ScrapeFold {
     pub fn into_evidence(self, ev: &mut Evidence) {
         let ScrapeFold {
             sources,
+            endpoint_ids,
             endpoints,
             intakes,
+            by_key,
             interned,
             spellings,
             coarsened,
             ..
         } = self;
+        // The lookups of scrapes are done with: their memory goes before the merge needs more
+        // (unbound fields would be dropped only at the end).
+        drop((endpoint_ids, by_key));
         ev.coarsened |= coarsened;
         let mut endpoints = endpoints;
         crate::sort::sort_by(&mut endpoints, |a, b| a.url.cmp(&b.url));
