@@ -14,7 +14,9 @@
 //! [`SampleBuf::decimate`]); the evidence then says so (`coarsened`, reason
 //! `evidence_coarsened`): every bound drawn from it still contains the truth, only wider.
 
-use super::evidence::{share_name, AddressMap, Evidence, SeriesKey, StatPair, PROCESS_START};
+use super::evidence::{
+    share_name, AddressMap, AddressesMap, Evidence, SeriesKey, StatPair, PROCESS_START,
+};
 use super::request_scope::RecordFold;
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
 use crate::read::names::canonical_family;
@@ -303,6 +305,21 @@ struct Seen {
     families: Vec<bool>,
 }
 
+/// One file's series table's parts as the fold keeps them (by series and family index).
+#[derive(Default)]
+struct SharedParts {
+    labels: Vec<Option<Arc<Labels>>>,
+    spellings: Vec<Option<Arc<str>>>,
+}
+
+/// Slot `i` of `v`, made (empty) first if `v` is shorter.
+fn slot_at<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
+    if v.len() <= i {
+        v.resize_with(i + 1, T::default);
+    }
+    &mut v[i]
+}
+
 /// One file's `process_start_time_seconds` samples of an endpoint: (file name, source, samples).
 type FileSamples<'a> = (&'a str, u32, Vec<(u64, f64)>);
 
@@ -319,9 +336,9 @@ struct EndpointFold {
     scrape_times: Vec<u64>,
     /// By source: what has been seen of that file's table.
     seen: Vec<Seen>,
-    /// Families noted, in the order they were first seen: (spelling, type).
+    /// Families noted, in the order they were first seen: (spelling, type). (Its label sets
+    /// are its intakes': found from them once, in `into_evidence`.)
     families: Vec<(Arc<str>, Option<MetricType>)>,
-    label_sets: BTreeSet<Arc<Labels>>,
     /// By source, in the order first met: `process_start_time_seconds` samples in file order.
     process_start: Vec<(u32, Vec<(u64, f64)>)>,
 }
@@ -338,10 +355,13 @@ pub struct ScrapeFold {
     intakes: Vec<Intake>,
     /// An intake by the addresses of its key's parts (each part is kept once: the endpoint's
     /// URL, a spelling in `spellings`, a label set in `interned`).
-    by_key: HashMap<[usize; 3], usize>,
+    by_key: AddressesMap<3>,
     interned: BTreeSet<Arc<Labels>>,
     /// The keys' spellings, kept once.
     spellings: BTreeSet<Arc<str>>,
+    /// By source: each table series' label set in `interned` and each table family's
+    /// spelling in `spellings`, found once per file, not once per endpoint.
+    shared_parts: Vec<SharedParts>,
     /// Some evidence was thinned under memory pressure.
     coarsened: bool,
     /// [`ScrapeFold::sample_bytes`] after the last thinning.
@@ -385,13 +405,35 @@ impl ScrapeFold {
             .then(a.seq.cmp(&b.seq))
     }
 
-    fn intern(&mut self, labels: &Labels) -> Arc<Labels> {
-        if let Some(l) = self.interned.get(labels) {
+    /// The fold's copy of the label set of series `series` of `source`'s `table`.
+    fn labels_of(&mut self, source: u32, series: u32, labels: &Labels) -> Arc<Labels> {
+        let parts = slot_at(&mut self.shared_parts, source as usize);
+        let slot = slot_at(&mut parts.labels, series as usize);
+        if let Some(l) = slot {
             return Arc::clone(l);
         }
-        let l = Arc::new(labels.clone());
-        self.interned.insert(Arc::clone(&l));
+        let l = match self.interned.get(labels) {
+            Some(l) => Arc::clone(l),
+            None => {
+                let l = Arc::new(labels.clone());
+                self.interned.insert(Arc::clone(&l));
+                l
+            }
+        };
+        *slot = Some(Arc::clone(&l));
         l
+    }
+
+    /// The fold's copy of the spelling of family `family` of `source`'s table.
+    fn spelling_of(&mut self, source: u32, family: u32, name: &str) -> Arc<str> {
+        let parts = slot_at(&mut self.shared_parts, source as usize);
+        let slot = slot_at(&mut parts.spellings, family as usize);
+        if let Some(n) = slot {
+            return Arc::clone(n);
+        }
+        let n = share_name(&mut self.spellings, name);
+        *slot = Some(Arc::clone(&n));
+        n
     }
 
     /// The index of the endpoint `url` in `endpoints`, made on first sight.
@@ -414,7 +456,7 @@ impl ScrapeFold {
     fn intake_of(
         &mut self,
         seen: &mut Seen,
-        ep: usize,
+        (ep, source): (usize, u32),
         table: &SeriesTable,
         series: u32,
     ) -> Option<usize> {
@@ -427,14 +469,11 @@ impl ScrapeFold {
         }
         let meta = table.series.get(series as usize)?;
         let family = table.families.get(meta.family as usize)?;
-        let labels = self.intern(&meta.labels);
-        let endpoint = self.endpoints.get_mut(ep)?;
-        if !endpoint.label_sets.contains(&labels) {
-            endpoint.label_sets.insert(Arc::clone(&labels));
-        }
+        let labels = self.labels_of(source, series, &meta.labels);
+        let spelling = self.spelling_of(source, meta.family, &family.name);
         let key = SeriesKey {
-            endpoint_url: Arc::clone(&endpoint.url),
-            spelling: share_name(&mut self.spellings, &family.name),
+            endpoint_url: Arc::clone(&self.endpoints.get(ep)?.url),
+            spelling,
             labels,
         };
         let parts = key_parts(&key);
@@ -489,13 +528,13 @@ impl ScrapeFold {
             }
             if !seen.families[f] {
                 seen.families[f] = true;
-                let spelling = share_name(&mut self.spellings, &fam.name);
+                let spelling = self.spelling_of(source, group.family, &fam.name);
                 if let Some(endpoint) = self.endpoints.get_mut(ep) {
                     endpoint.families.push((spelling, fam.metric_type));
                 }
             }
             for sample in samples {
-                let Some(at) = self.intake_of(&mut seen, ep, table, sample.series) else {
+                let Some(at) = self.intake_of(&mut seen, (ep, source), table, sample.series) else {
                     continue;
                 };
                 let Some(t) = scrape.timestamp_ns else {
@@ -669,12 +708,13 @@ impl ScrapeFold {
             by_key,
             interned,
             spellings,
+            shared_parts,
             coarsened,
             ..
         } = self;
         // The lookups of scrapes are done with: their memory goes before the merge needs more
         // (unbound fields would be dropped only at the end).
-        drop((endpoint_ids, by_key));
+        drop((endpoint_ids, by_key, shared_parts));
         ev.coarsened |= coarsened;
         let mut endpoints = endpoints;
         crate::sort::sort_by(&mut endpoints, |a, b| a.url.cmp(&b.url));
@@ -683,7 +723,10 @@ impl ScrapeFold {
         let canonical: Vec<String> = spellings.iter().map(|s| canonical_family(s)).collect();
         let canonical_at = address_ranks(spellings.iter().map(address));
         let mut shared = SharedLabels::default();
-        for e in &endpoints {
+        let ranked = ranked_keys(&intakes, &endpoints, &spellings, &interned);
+        let interned: Vec<Arc<Labels>> = interned.into_iter().collect();
+        let mut sets = label_sets_by_endpoint(&ranked).peekable();
+        for (i, e) in endpoints.iter().enumerate() {
             ev.endpoints.insert(e.url.to_string());
             let keys = e.families.iter().map(|(spelling, t)| {
                 let at = canonical_at.get(&address(spelling)).copied();
@@ -691,10 +734,15 @@ impl ScrapeFold {
                 (key.map_or("", String::as_str), *t)
             });
             ev.note_canonical_families(&e.url, keys);
-            let sets: Vec<Arc<Labels>> = e.label_sets.iter().map(|l| shared.of(ev, l)).collect();
-            ev.note_label_sets(&e.url, sets.into_iter());
+            let mut mine = Vec::new();
+            while let Some((_, l)) = sets.next_if(|(ep, _)| *ep as usize == i) {
+                if let Some(l) = interned.get(l as usize) {
+                    mine.push(shared.of(ev, l));
+                }
+            }
+            ev.note_label_sets(&e.url, mine.into_iter());
         }
-        let order = key_order(&intakes, &endpoints, &spellings, &interned);
+        let order = ranked.into_iter().map(|(_, at)| at).collect();
         merge_intakes(ev, intakes, order, coarsened, &mut shared);
         finish_all_samples(ev, &mut endpoints);
         for e in &mut endpoints {
@@ -756,15 +804,16 @@ fn address_ranks(addresses: impl Iterator<Item = usize>) -> AddressMap {
     ranks
 }
 
-/// The intakes' indices in key order. A key's parts are each kept once, so the keys are
-/// ordered by the ranks of their parts (the endpoints given sorted by URL; the spellings and
-/// label sets in their sets' order): a sort of integers, not of URLs that share long prefixes.
-fn key_order(
+/// The intakes' indices in key order, each with its key's ranks (endpoint, spelling, label
+/// set). A key's parts are each kept once, so the keys are ordered by the ranks of their parts
+/// (the endpoints given sorted by URL; the spellings and label sets in their sets' order): a
+/// sort of integers, not of URLs that share long prefixes.
+fn ranked_keys(
     intakes: &[Intake],
     endpoints: &[EndpointFold],
     spellings: &BTreeSet<Arc<str>>,
     interned: &BTreeSet<Arc<Labels>>,
-) -> Vec<usize> {
+) -> Vec<([u32; 3], usize)> {
     let url = address_ranks(endpoints.iter().map(|e| address(&e.url)));
     let spelling = address_ranks(spellings.iter().map(address));
     let labels = address_ranks(interned.iter().map(|l| Arc::as_ptr(l) as usize));
@@ -779,7 +828,16 @@ fn key_order(
         .collect();
     // Each key once, so the order is total: an unstable sort is deterministic.
     ranked.sort_unstable_by_key(|r| r.0);
-    ranked.into_iter().map(|(_, at)| at).collect()
+    ranked
+}
+
+/// The distinct (endpoint, label set) ranks of keys ranked by [`ranked_keys`], in order: an
+/// endpoint's label sets are those of its series.
+fn label_sets_by_endpoint(ranked: &[([u32; 3], usize)]) -> impl Iterator<Item = (u32, u32)> {
+    let mut pairs: Vec<(u32, u32)> = ranked.iter().map(|([u, _, l], _)| (*u, *l)).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs.into_iter()
 }
 
 /// Merge the intakes, taken in `order` (their keys' order), into the evidence's series,

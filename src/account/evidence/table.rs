@@ -317,8 +317,12 @@ fn endpoint_run<'a>(
 /// A map keyed by address (see [`AddressHasher`]).
 pub(crate) type AddressMap = HashMap<usize, u32, BuildHasherDefault<AddressHasher>>;
 
-/// A hasher for addresses (distinct, aligned): one multiply. The keys it hashes are not chosen
-/// by the input, so there is no flooding to defend against.
+/// A map keyed by several addresses (see [`AddressHasher`]).
+pub(crate) type AddressesMap<const N: usize> =
+    HashMap<[usize; N], usize, BuildHasherDefault<AddressHasher>>;
+
+/// A hasher for addresses (distinct, aligned): one multiply per address. The keys it hashes
+/// are not chosen by the input, so there is no flooding to defend against.
 #[derive(Default)]
 pub(crate) struct AddressHasher(u64);
 
@@ -334,7 +338,9 @@ impl Hasher for AddressHasher {
     }
 
     fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64)
+        // One address from the start state (0) is its product, rotated so that the product's
+        // well-mixed high half picks the bucket; more addresses fold in one after another.
+        self.0 = (self.0 ^ n as u64)
             .wrapping_mul(0x9e37_79b9_7f4a_7c15)
             .rotate_left(32);
     }
