@@ -19,9 +19,18 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-/// Pools of one family: pool labels → the replica series of that pool. (Shared: a series
-/// without replica labels is its own pool's labels, no copy made.)
-pub(super) type Pools = BTreeMap<Arc<Labels>, Vec<(SeriesKey, Bounded)>>;
+/// One series of an endpoint as one canonical counter sees it: its family's canonical key,
+/// its pool (its labels without the replica labels: shared, no copy made, when it has none)
+/// and its bounds. An endpoint's list is sorted by counter, family and pool, series in their
+/// order within a pool: each run of equal (counter, family, pool) is one pool's replicas.
+/// (One flat list: nested maps made three levels of nodes per endpoint.)
+pub(super) struct Mapped<'a> {
+    pub counter: Counter,
+    pub family: Cow<'a, str>,
+    pub pool: Arc<Labels>,
+    pub key: &'a SeriesKey,
+    pub bounded: Bounded,
+}
 
 /// Per endpoint: each canonical counter's pooled interval and its weakest evidence.
 #[derive(Debug, Clone, Default)]
@@ -88,7 +97,7 @@ pub fn count(
         let families = families_of.get(url).map(|f| &**f);
         let present = present_in(ctx.ev, url, families, *engine);
         let mapped = map_series_present(ctx, url, *engine, families, &present);
-        let mut counters = endpoint_counters(ctx, url, mapped, priced, reasons);
+        let mut counters = endpoint_counters(ctx, url, &mapped, priced, reasons);
         let assessment = adapter(*engine).assess(url, &present, &ctx.tiers);
         if let Some((_, m)) = counters.counters.get(Counter::Prompt).copied() {
             // A counter created on its first increment is 0 while absent, unless the process
@@ -180,12 +189,8 @@ fn agree(a: &Bounded, b: &Bounded) -> bool {
         && close(a.interval.est, b.interval.est)
 }
 
-/// Map and bound the series of one endpoint: counter → canonical family → pool → replicas.
-pub(super) fn map_series<'a>(
-    ctx: &Ctx<'a>,
-    endpoint: &str,
-    engine: Engine,
-) -> BTreeMap<Counter, BTreeMap<Cow<'a, str>, Pools>> {
+/// Map and bound the series of one endpoint (see [`Mapped`]).
+pub(super) fn map_series<'a>(ctx: &Ctx<'a>, endpoint: &str, engine: Engine) -> Vec<Mapped<'a>> {
     let families = ctx.ev.families.get(endpoint).map(|f| &**f);
     let present = present_in(ctx.ev, endpoint, families, engine);
     map_series_present(ctx, endpoint, engine, families, &present)
@@ -198,11 +203,11 @@ fn map_series_present<'a>(
     engine: Engine,
     families: Option<&FamilyMap>,
     present: &Present<'_>,
-) -> BTreeMap<Counter, BTreeMap<Cow<'a, str>, Pools>> {
+) -> Vec<Mapped<'a>> {
     let ad = adapter(engine);
     let ev: &'a Evidence = ctx.ev;
     let at = ctx.series_context(endpoint);
-    let mut mapped: BTreeMap<Counter, BTreeMap<Cow<'a, str>, Pools>> = BTreeMap::new();
+    let mut mapped = Vec::new();
     // An endpoint's series come by spelling: its canonical name and its family's type are
     // found once per run of them.
     let mut canon: Cow<'a, str> = Cow::Borrowed("");
@@ -225,26 +230,49 @@ fn map_series_present<'a>(
         if counters.is_empty() {
             continue;
         }
-        let b = bound(sev, &at, ctx.policy);
-        for c in counters {
-            mapped
-                .entry(c)
-                .or_default()
-                .entry(canon.clone())
-                .or_default()
-                .entry(labels_without_replicas(&key.labels))
-                .or_default()
-                .push((key.clone(), b.clone()));
+        let bounded = bound(sev, &at, ctx.policy);
+        let pool = labels_without_replicas(&key.labels);
+        for counter in counters {
+            mapped.push(Mapped {
+                counter,
+                family: canon.clone(),
+                pool: Arc::clone(&pool),
+                key,
+                bounded: bounded.clone(),
+            });
         }
     }
+    // Stable: a pool's replicas stay in series order.
+    crate::sort::sort_by(&mut mapped, |a, b| {
+        (a.counter, &a.family, &a.pool).cmp(&(b.counter, &b.family, &b.pool))
+    });
     mapped
+}
+
+/// The runs of `mapped` (sorted as [`Mapped`] says) with one counter.
+pub(super) fn by_counter<'m, 'a>(
+    mapped: &'m [Mapped<'a>],
+) -> impl Iterator<Item = &'m [Mapped<'a>]> {
+    mapped.chunk_by(|a, b| a.counter == b.counter)
+}
+
+/// The runs of one counter's series with one family.
+pub(super) fn by_family<'m, 'a>(
+    series: &'m [Mapped<'a>],
+) -> impl Iterator<Item = &'m [Mapped<'a>]> {
+    series.chunk_by(|a, b| a.family == b.family)
+}
+
+/// The runs of one family's series with one pool: each a pool's replicas.
+pub(super) fn by_pool<'m, 'a>(series: &'m [Mapped<'a>]) -> impl Iterator<Item = &'m [Mapped<'a>]> {
+    series.chunk_by(|a, b| Arc::ptr_eq(&a.pool, &b.pool) || a.pool == b.pool)
 }
 
 /// Pool and check the mapped and bounded counters of one engine endpoint.
 fn endpoint_counters(
     ctx: &Ctx<'_>,
     endpoint: &str,
-    mapped: BTreeMap<Counter, BTreeMap<Cow<'_, str>, Pools>>,
+    mapped: &[Mapped<'_>],
     priced: bool,
     reasons: &mut Vec<Reason>,
 ) -> EndpointCounters {
@@ -253,23 +281,29 @@ fn endpoint_counters(
         thinned: ctx.ev.coarsened,
         ..EndpointCounters::default()
     };
-    for (counter, by_family) in mapped {
+    for of_counter in by_counter(mapped) {
+        let Some(counter) = of_counter.first().map(|m| m.counter) else {
+            continue;
+        };
         let mut total: Option<Interval> = None;
         let mut weakest = Method::PhaseTotal;
-        for (family, pools) in by_family {
-            let keep = alias_check(counter, &family, &pools, endpoint, priced, reasons);
-            for series in pools.values() {
-                let series: Vec<&Bounded> = series
+        for of_family in by_family(of_counter) {
+            let Some(family) = of_family.first().map(|m| &*m.family) else {
+                continue;
+            };
+            let keep = alias_check(counter, family, of_family, endpoint, priced, reasons);
+            for pool in by_pool(of_family) {
+                let series: Vec<&Bounded> = pool
                     .iter()
-                    .filter(|(k, _)| *k.spelling == *keep)
-                    .map(|(_, b)| b)
+                    .filter(|m| *m.key.spelling == *keep)
+                    .map(|m| &m.bounded)
                     .collect();
                 let Some(first) = series.first() else {
                     continue;
                 };
                 if priced {
                     let restarted = ctx.restarts.contains_key(endpoint);
-                    series_checks(&series, endpoint, &family, restarted, reasons);
+                    series_checks(&series, endpoint, family, restarted, reasons);
                 }
                 if first.method.rank() > weakest.rank() {
                     weakest = first.method;
@@ -308,12 +342,12 @@ fn replica_hull(series: &[&Bounded]) -> Interval {
 fn alias_check<'p>(
     counter: Counter,
     family: &str,
-    pools: &'p Pools,
+    series: &'p [Mapped<'_>],
     endpoint: &str,
     priced: bool,
     reasons: &mut Vec<Reason>,
 ) -> &'p str {
-    let mut spellings = pools.values().flatten().map(|(k, _)| &k.spelling);
+    let mut spellings = series.iter().map(|m| &m.key.spelling);
     let Some(first) = spellings.next() else {
         return "";
     };
@@ -321,8 +355,7 @@ fn alias_check<'p>(
     if spellings.all(|s| Arc::ptr_eq(s, first) || *s == *first) {
         return first;
     }
-    let spellings: BTreeSet<&str> =
-        crate::sort::set_of(pools.values().flatten().map(|(k, _)| &*k.spelling));
+    let spellings: BTreeSet<&str> = crate::sort::set_of(series.iter().map(|m| &*m.key.spelling));
     let names = spellings.iter().copied().collect::<Vec<_>>().join(", ");
     let n = spellings.len();
     let c = counter.as_str();

@@ -6,7 +6,7 @@
 
 use super::evidence::{SeriesEvidence, Slice};
 use super::interval::{slice_edges, Window};
-use super::pools::map_series;
+use super::pools::{by_counter, by_family, by_pool, map_series};
 use super::roles::Deployment;
 use super::Ctx;
 use crate::engines::{Counter, Engine};
@@ -126,22 +126,25 @@ fn summed_series<'a>(
     url: &str,
     engine: Engine,
 ) -> Vec<(Counter, Vec<&'a SeriesEvidence>)> {
-    map_series(ctx, url, engine)
-        .into_iter()
-        .map(|(counter, by_family)| {
-            let mut evidence = Vec::new();
-            for pools in by_family.values() {
-                let keep = pools.values().flatten().map(|(k, _)| &k.spelling).min();
-                for replicas in pools.values() {
-                    let first = replicas.iter().find(|(k, _)| Some(&k.spelling) == keep);
-                    if let Some(e) = first.and_then(|(k, _)| ctx.ev.series.get(k)) {
-                        evidence.push(e);
-                    }
+    let mapped = map_series(ctx, url, engine);
+    let mut out = Vec::new();
+    for of_counter in by_counter(&mapped) {
+        let Some(counter) = of_counter.first().map(|m| m.counter) else {
+            continue;
+        };
+        let mut evidence = Vec::new();
+        for of_family in by_family(of_counter) {
+            let keep = of_family.iter().map(|m| &m.key.spelling).min();
+            for replicas in by_pool(of_family) {
+                let first = replicas.iter().find(|m| Some(&m.key.spelling) == keep);
+                if let Some(e) = first.and_then(|m| ctx.ev.series.get(m.key)) {
+                    evidence.push(e);
                 }
             }
-            (counter, evidence)
-        })
-        .collect()
+        }
+        out.push((counter, evidence));
+    }
+    out
 }
 
 /// Slices summed across series by their stated bounds (each series' slices are sorted; a
