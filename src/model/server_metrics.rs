@@ -22,6 +22,13 @@ impl MetricType {
     /// A type name, in any ASCII case (without a lowercased copy: the CSV reader asks once
     /// per row).
     pub fn parse(s: &str) -> Option<MetricType> {
+        // The spellings AIPerf writes, before the trimmed, case-blind comparisons.
+        match s {
+            "counter" => return Some(MetricType::Counter),
+            "gauge" => return Some(MetricType::Gauge),
+            "histogram" => return Some(MetricType::Histogram),
+            _ => {}
+        }
         let s = s.trim();
         [
             ("counter", MetricType::Counter),
