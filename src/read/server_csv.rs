@@ -205,7 +205,7 @@ impl State {
     /// Take one row: a section header, an empty row or a data row.
     fn take_row(&mut self, row: &Row<'_>) -> Result<(), ReadError> {
         let (file, line) = (row.file, row.line);
-        if row.cells().all(str::is_empty) {
+        if (0..row.len()).all(|i| row.blank(i)) {
             // An empty row ends the section.
             self.section = None;
             return Ok(());
@@ -564,6 +564,19 @@ impl Row<'_> {
             .unwrap_or("")
     }
 
+    /// Cell `i` is empty (or out of range), told from its span alone.
+    fn blank(&self, i: usize) -> bool {
+        self.spans.get(i).is_none_or(|s| s.end <= s.start)
+    }
+
+    /// Cell `i` as bytes: no character-boundary checks (its ends are delimiters or the line's).
+    fn cell_bytes(&self, i: usize) -> &[u8] {
+        self.spans
+            .get(i)
+            .and_then(|s| self.text.as_bytes().get(s.start..s.end))
+            .unwrap_or_default()
+    }
+
     fn cells(&self) -> impl Iterator<Item = &str> {
         (0..self.len()).map(|i| self.cell(i))
     }
@@ -896,9 +909,13 @@ fn parse_number(
     count_of: Option<&str>,
 ) -> Result<f64, ReadError> {
     let s = row.cell(i);
-    let v = trim(s)
-        .parse::<f64>()
-        .map_err(|_| row.err(i, format!("column `{column}`: `{s}` is not a number")))?;
+    let t = trim(s);
+    let v = match short_decimal(t.as_bytes()) {
+        Some(v) => v,
+        None => t
+            .parse::<f64>()
+            .map_err(|_| row.err(i, format!("column `{column}`: `{s}` is not a number")))?,
+    };
     if let Some(metric) = count_of.filter(|_| count::too_large(v)) {
         let lead = s.len() - s.trim_start().len();
         return Err(count::refuse(
@@ -911,10 +928,47 @@ fn parse_number(
     Ok(v)
 }
 
+/// Powers of ten up to 10^15, each exact in an `f64`.
+const POW10: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
+/// The value of a plain decimal (see [`is_plain_decimal`]) of at most 15 digits, as
+/// `f64::from_str` gives it: its digits make an integer below 10^15 and its scale a power of
+/// ten, both exact in an `f64`, so their one division is the correctly rounded value. `None`
+/// for anything else (parsed the usual way).
+fn short_decimal(b: &[u8]) -> Option<f64> {
+    let (negative, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, b),
+    };
+    let (mut m, mut n, mut scale, mut dot) = (0u64, 0usize, 0usize, false);
+    for &c in digits {
+        match c {
+            b'0'..=b'9' => {
+                m = m * 10 + u64::from(c - b'0');
+                n += 1;
+                scale += usize::from(dot);
+            }
+            b'.' if !dot => dot = true,
+            _ => return None,
+        }
+        if n > 15 {
+            return None;
+        }
+    }
+    if n == 0 {
+        return None;
+    }
+    // `m` < 10^15 < 2^53: exact as an `f64`.
+    let v = m as f64 / POW10.get(scale).copied()?;
+    Some(if negative { -v } else { v })
+}
+
 /// `s` is a sign, digits and at most one `.` with at least one digit: a subset of what
 /// `f64::from_str` accepts (no exponent, no `inf` or `nan`), told without parsing.
-fn is_plain_decimal(s: &str) -> bool {
-    let b = s.as_bytes();
+fn is_plain_decimal(b: &[u8]) -> bool {
     let digits = match b.first() {
         Some(b'-' | b'+') => b.get(1..).unwrap_or_default(),
         _ => b,
@@ -989,12 +1043,19 @@ impl Store {
             let Some(i) = *col else {
                 continue;
             };
-            if row.cell(i).is_empty() {
+            if row.blank(i) {
                 continue;
             }
             if self.lean && !cols.stat_kind.lean_keeps(k) {
                 // Not kept: only checked, and a plain decimal needs no parse for that.
-                if !is_plain_decimal(trim(row.cell(i))) {
+                let b = row.cell_bytes(i);
+                let plain = match (b.first(), b.last()) {
+                    (Some(x), Some(y)) if x.is_ascii_graphic() && y.is_ascii_graphic() => {
+                        is_plain_decimal(b)
+                    }
+                    _ => is_plain_decimal(trim(row.cell(i)).as_bytes()),
+                };
+                if !plain {
                     parse_number(row, i, stat, None)?;
                 }
                 continue;
@@ -1710,7 +1771,7 @@ fn plain_small_buckets(cell: &[u8]) -> bool {
 fn is_small_plain_decimal(s: &str) -> bool {
     let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
     let int_digits = unsigned.bytes().take_while(u8::is_ascii_digit).count();
-    int_digits <= 15 && is_plain_decimal(s)
+    int_digits <= 15 && is_plain_decimal(s.as_bytes())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2054,13 +2115,60 @@ mod tests {
     #[test]
     fn plain_decimals_are_numbers() {
         for s in all_strings(&['0', '9', '.', '-', '+', 'e', ' '], 6) {
-            if is_plain_decimal(&s) {
+            if is_plain_decimal(s.as_bytes()) {
                 assert!(s.parse::<f64>().is_ok(), "{s:?}");
             }
         }
-        assert!(is_plain_decimal("1781634703.0000"));
-        assert!(!is_plain_decimal("."));
-        assert!(!is_plain_decimal("1e5"));
+        assert!(is_plain_decimal(b"1781634703.0000"));
+        assert!(!is_plain_decimal(b"."));
+        assert!(!is_plain_decimal(b"1e5"));
+    }
+
+    /// Short plain decimals read by one division give what `f64::from_str` gives, bit for bit.
+    #[test]
+    fn short_decimals_read_as_from_str() {
+        let mut read = 0;
+        let check = |s: &str| {
+            if let Some(v) = short_decimal(s.as_bytes()) {
+                let want = s.parse::<f64>().unwrap();
+                assert_eq!(v.to_bits(), want.to_bits(), "{s:?}");
+                true
+            } else {
+                false
+            }
+        };
+        for s in all_strings(&['0', '7', '9', '.', '-', 'e'], 6) {
+            read += usize::from(check(&s));
+        }
+        assert!(read > 3_000, "{read}");
+        // Up to 15 digits at every scale, and the fractions that are not exact in binary.
+        let long = [
+            "999999999999999",
+            "0.1",
+            "0.3",
+            "1781634703.0001",
+            "123456789012.345",
+        ];
+        for s in long {
+            assert!(check(s), "{s}");
+            assert!(check(&format!("-{s}")), "-{s}");
+        }
+        for k in 0..=15 {
+            let s = format!("{}.{}", "9".repeat(15 - k), "3".repeat(k));
+            assert!(check(&s), "{s}");
+        }
+        // Sixteen digits, an exponent or a second dot: the usual parse.
+        for s in [
+            "9999999999999999",
+            "0.0000000000000001",
+            "1e5",
+            "1..2",
+            ".",
+            "-",
+            "",
+        ] {
+            assert!(short_decimal(s.as_bytes()).is_none(), "{s}");
+        }
     }
 
     #[test]
