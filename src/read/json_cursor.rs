@@ -10,8 +10,10 @@ use std::ops::Range;
 /// Nesting the cursor follows (serde_json refuses beyond 128).
 const MAX_DEPTH: u32 = 64;
 
-/// A position in a JSON text.
-pub(crate) struct Cursor<'a> {
+/// A position in a JSON text. `INDENTED`: the text is pretty-printed (the server-metrics
+/// export), and the indentation after each line break is passed eight spaces at a time; a
+/// compact line (the JSONL readers') keeps the plain whitespace loop, which is faster there.
+pub(crate) struct Cursor<'a, const INDENTED: bool = false> {
     pub(crate) b: &'a [u8],
     pub(crate) i: usize,
     /// A `null` token has been read (any `null` outside strings: the profile's era).
@@ -29,7 +31,20 @@ impl<'a> Cursor<'a> {
             saw_null: false,
         }
     }
+}
 
+impl<'a> Cursor<'a, true> {
+    /// A cursor over pretty-printed JSON (see [`Cursor`]).
+    pub(crate) fn indented(b: &'a [u8]) -> Self {
+        Cursor {
+            b,
+            i: 0,
+            saw_null: false,
+        }
+    }
+}
+
+impl<const INDENTED: bool> Cursor<'_, INDENTED> {
     /// Only whitespace is left.
     pub(crate) fn at_end(&mut self) -> bool {
         self.ws();
@@ -50,7 +65,32 @@ impl<'a> Cursor<'a> {
     /// JSON's whitespace.
     #[inline(always)]
     pub(crate) fn ws(&mut self) {
+        if INDENTED {
+            loop {
+                match self.peek() {
+                    Some(b'\n') => self.indentation(),
+                    Some(b' ' | b'\t' | b'\r') => self.i += 1,
+                    _ => return,
+                }
+            }
+        }
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
+            self.i += 1;
+        }
+    }
+
+    /// Past a line break and the spaces after it, eight at a time (a third of a
+    /// pretty-printed export is indentation).
+    fn indentation(&mut self) {
+        const SPACES: u64 = u64::from_le_bytes(*b"        ");
+        self.i += 1;
+        while let Some(w) = self.b.get(self.i..self.i + 8) {
+            if u64::from_le_bytes(w.try_into().unwrap_or_default()) != SPACES {
+                break;
+            }
+            self.i += 8;
+        }
+        while self.is(b' ') {
             self.i += 1;
         }
     }
@@ -418,6 +458,41 @@ mod tests {
 
     /// `skip_value` accepts what serde_json does (but escapes, refused) and ends where the
     /// value does; nesting is refused past `MAX_DEPTH` containers counting `depth`.
+    /// Whitespace ends at the first other byte, whatever mix and length of runs precede it.
+    #[test]
+    fn whitespace_ends_at_the_first_other_byte() {
+        let mut texts = vec![String::new()];
+        for _ in 0..6 {
+            let longer: Vec<String> = texts
+                .iter()
+                .filter(|t| t.len() == texts.last().map_or(0, String::len))
+                .flat_map(|t| [" ", "\n", "\t", "\r"].map(|c| format!("{t}{c}")))
+                .collect();
+            texts.extend(longer);
+        }
+        for n in 0..40 {
+            for lead in ["", "\n", " \n", "\t"] {
+                texts.push(format!("{lead}{}", " ".repeat(n)));
+                texts.push(format!("{lead}{}\n{}", " ".repeat(n), " ".repeat(n / 3)));
+            }
+        }
+        for ws in &texts {
+            for tail in ["", "x", "\"", " x", "x "] {
+                let text = format!("{ws}{tail}");
+                let want = text
+                    .bytes()
+                    .position(|b| !matches!(b, b' ' | b'\n' | b'\t' | b'\r'))
+                    .unwrap_or(text.len());
+                let mut c = Cursor::new(text.as_bytes());
+                c.ws();
+                assert_eq!(c.i, want, "{text:?}");
+                let mut c = Cursor::indented(text.as_bytes());
+                c.ws();
+                assert_eq!(c.i, want, "{text:?} indented");
+            }
+        }
+    }
+
     #[test]
     fn a_skipped_value_is_a_json_value() {
         let deep = |n: usize, open: &str, close: &str| open.repeat(n) + &close.repeat(n);
@@ -457,6 +532,15 @@ mod tests {
         .iter()
         .map(|t| t.to_string())
         .collect();
+        // Pretty-printed, as an export is.
+        let pretty = "{\n  \"a\": [\n    {\n      \"b\": 1,\n      \"c\": null\n    }\n  ],\n          \"d\": \"e\"\n}";
+        texts.push(pretty.to_string());
+        texts.push(
+            pretty
+                .replace("\"b\"", "\n         \"b\"")
+                .replace('1', "1 "),
+        );
+        texts.push(pretty.replace(",\n", "\n"));
         for n in [1, 2, 62, 63, 64, 65] {
             texts.push(deep(n, "[", "]"));
             texts.push(deep(n, "{\"k\":", "}").replace(":}", ":1}"));
@@ -466,6 +550,9 @@ mod tests {
             for depth in [0, 1, 3] {
                 let mut c = Cursor::new(text.as_bytes());
                 let ours = c.skip_value(depth).is_some() && c.at_end();
+                let mut c = Cursor::indented(text.as_bytes());
+                let indented = c.skip_value(depth).is_some() && c.at_end();
+                assert_eq!(ours, indented, "{text:?} indented");
                 let theirs = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
                 let nesting = text
                     .chars()

@@ -965,7 +965,7 @@ impl ExportState {
         kind: Option<MetricType>,
         before: Option<Before>,
     ) -> Result<(), Stop> {
-        let mut c = Cursor::new(value.bytes);
+        let mut c = Cursor::indented(value.bytes);
         let delimited = c.skip_value(1).is_some()
             && matches!(
                 value.bytes.get(c.i),

@@ -38,7 +38,7 @@ const FIELDS: [&[u8]; 11] = [
 /// The timeslice at the start of `bytes`, in a family of type `kind`, and its length in
 /// bytes; `None` when serde_json must read it.
 pub(super) fn counter_slice(bytes: &[u8], kind: MetricType) -> Option<(Slice, usize)> {
-    let mut c = Cursor::new(bytes);
+    let mut c = Cursor::indented(bytes);
     c.open(b'{')?;
     let (mut start_ns, mut end_ns, mut total) = (None, None, None);
     let mut seen = 0u16;
@@ -91,7 +91,7 @@ pub(super) fn counter_slice(bytes: &[u8], kind: MetricType) -> Option<(Slice, us
 }
 
 /// An `Option<f64>` member's value: `null`, or a number an `f64` holds.
-fn number_or_null(c: &mut Cursor<'_>) -> Option<Option<f64>> {
+fn number_or_null(c: &mut Cursor<'_, true>) -> Option<Option<f64>> {
     c.ws();
     if c.peek()? == b'n' {
         return c.null().then_some(None);
