@@ -403,17 +403,20 @@ const POW10: [f64; 23] = [
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
-/// A JSON number's text as the nearest `f64` (what serde_json gives with `float_roundtrip`):
-/// a decimal of at most 2^53 in digits and at most 22 after the point is one exact division;
-/// the rest go through the standard library's parse (correctly rounded too).
-fn to_f64(text: &[u8]) -> Option<f64> {
+/// A number's text as the nearest `f64`: a JSON number's as serde_json gives it with
+/// `float_roundtrip`, and any other text as `f64::from_str` does (the CSV's cells; `None`
+/// where it refuses). A decimal of at most 2^53 in digits and at most 22 after the point is
+/// one exact division; the rest go through the standard library's parse (correctly rounded
+/// too).
+pub(crate) fn to_f64(text: &[u8]) -> Option<f64> {
     let (negative, unsigned) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, text),
     };
     let mut mantissa = 0u64;
     let mut after_point: Option<i32> = None;
-    let mut simple = unsigned.len() <= 19;
+    // No digit (`-`, `.`, ``) is no number: the standard library's parse refuses it.
+    let mut simple = unsigned.len() <= 19 && unsigned.iter().any(u8::is_ascii_digit);
     for &c in unsigned {
         match c {
             b'0'..=b'9' if simple => {
