@@ -338,6 +338,15 @@ impl<const INDENTED: bool> Cursor<'_, INDENTED> {
         v.is_finite().then_some(v)
     }
 
+    /// A member that is `null` or a number: `None` for `null`, else as [`Cursor::value`].
+    #[inline(always)]
+    pub(crate) fn optional_value(&mut self) -> Option<Option<f64>> {
+        if self.null() {
+            return Some(None);
+        }
+        self.value().map(Some)
+    }
+
     /// Digits, into `mantissa` while it cannot overflow (`digits` counts them all).
     #[inline(always)]
     fn accumulate(&mut self, mantissa: &mut u64, digits: &mut u32) {

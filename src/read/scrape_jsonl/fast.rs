@@ -239,11 +239,11 @@ fn sample(c: &mut Cursor<'_>, lean: bool) -> Option<Option<Sample>> {
                     buckets(c)
                 }
                 b"sum" if sum.is_none() => {
-                    sum = optional_value(c);
+                    sum = c.optional_value();
                     sum.is_some()
                 }
                 b"count" if count.is_none() => {
-                    count = optional_value(c);
+                    count = c.optional_value();
                     count.is_some_and(|c| !c.is_some_and(count::too_large))
                 }
                 b"labels" | b"value" | b"buckets" | b"histogram" | b"sum" | b"count"
@@ -277,15 +277,6 @@ fn sample(c: &mut Cursor<'_>, lean: bool) -> Option<Option<Sample>> {
         labels: labels.flatten(),
         value,
     }))
-}
-
-/// `sum` or `count`: `Some(None)` for `null`, `Some(Some(v))` for a number an `f64`
-/// holds.
-fn optional_value(c: &mut Cursor<'_>) -> Option<Option<f64>> {
-    if c.null() {
-        return Some(None);
-    }
-    c.value().map(Some)
 }
 
 /// A histogram's buckets checked as a lean reading checks them: `true` when each is

@@ -59,7 +59,7 @@ pub(super) fn counter_slice(bytes: &[u8], kind: MetricType) -> Option<(Slice, us
             }
             b"buckets" => return None,
             b"total" | b"rate" | b"avg" | b"min" | b"max" | b"count" | b"sum" => {
-                let v = number_or_null(&mut c)?;
+                let v = c.optional_value()?;
                 let counted = match name {
                     b"total" => kind == MetricType::Counter,
                     b"count" => kind == MetricType::Histogram,
@@ -88,15 +88,6 @@ pub(super) fn counter_slice(bytes: &[u8], kind: MetricType) -> Option<(Slice, us
         total,
     };
     delimited.then_some((slice, c.i))
-}
-
-/// An `Option<f64>` member's value: `null`, or a number an `f64` holds.
-fn number_or_null(c: &mut Cursor<'_, true>) -> Option<Option<f64>> {
-    c.ws();
-    if c.peek()? == b'n' {
-        return c.null().then_some(None);
-    }
-    c.value().map(Some)
 }
 
 #[cfg(test)]
