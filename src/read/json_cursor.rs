@@ -7,6 +7,9 @@
 
 use std::ops::Range;
 
+mod words;
+use words::{leading_digits, leading_zero_bytes, value_of, word_at, TEN};
+
 /// Nesting the cursor follows (serde_json refuses beyond 128).
 const MAX_DEPTH: u32 = 64;
 
@@ -84,9 +87,11 @@ impl<const INDENTED: bool> Cursor<'_, INDENTED> {
     fn indentation(&mut self) {
         const SPACES: u64 = u64::from_le_bytes(*b"        ");
         self.i += 1;
-        while let Some(w) = self.b.get(self.i..self.i + 8) {
-            if u64::from_le_bytes(w.try_into().unwrap_or_default()) != SPACES {
-                break;
+        while let Some(w) = word_at(self.b, self.i) {
+            let x = w ^ SPACES;
+            if x != 0 {
+                self.i += leading_zero_bytes(x);
+                return;
             }
             self.i += 8;
         }
@@ -220,6 +225,13 @@ impl<const INDENTED: bool> Cursor<'_, INDENTED> {
 
     #[inline(always)]
     fn digits(&mut self) {
+        while let Some(w) = word_at(self.b, self.i) {
+            let k = leading_digits(w);
+            self.i += k;
+            if k < 8 {
+                return;
+            }
+        }
         while let Some(b'0'..=b'9') = self.peek() {
             self.i += 1;
         }
@@ -259,6 +271,18 @@ impl<const INDENTED: bool> Cursor<'_, INDENTED> {
             b'0' => self.i += 1,
             b'1'..=b'9' => {
                 let start = self.i;
+                // Eight digits at a time while nineteen (which cannot overflow) are not passed.
+                while let Some(w) = word_at(self.b, self.i) {
+                    let k = leading_digits(w);
+                    if k == 0 || self.i - start + k > 19 {
+                        break;
+                    }
+                    v = v * TEN[k] + value_of(w, k);
+                    self.i += k;
+                    if k < 8 {
+                        break;
+                    }
+                }
                 while let Some(c @ b'0'..=b'9') = self.peek() {
                     // Nineteen digits cannot overflow; beyond, checked (a checked multiply
                     // is a 128-bit one in wasm32).
@@ -350,6 +374,18 @@ impl<const INDENTED: bool> Cursor<'_, INDENTED> {
     /// Digits, into `mantissa` while it cannot overflow (`digits` counts them all).
     #[inline(always)]
     fn accumulate(&mut self, mantissa: &mut u64, digits: &mut u32) {
+        while let Some(w) = word_at(self.b, self.i) {
+            let k = leading_digits(w);
+            if k == 0 || *digits as usize + k > 19 {
+                break;
+            }
+            *mantissa = *mantissa * TEN[k] + value_of(w, k);
+            *digits += k as u32;
+            self.i += k;
+            if k < 8 {
+                return;
+            }
+        }
         while let Some(c @ b'0'..=b'9') = self.peek() {
             if *digits < 19 {
                 *mantissa = *mantissa * 10 + u64::from(c - b'0');
@@ -519,6 +555,12 @@ mod tests {
             "{}",
             "[1,[2,[3]],{}]",
             "{\"a\":{\"b\":[1,{\"c\":null}]},\"d\":\"e\"}",
+            "[{\"a\":1},{\"b\":[2,3]},[],{}]",
+            "{\"a\":[{\"b\":{\"c\":[1]}}],\"d\":[[],{}],\"e\":{}}",
+            "[{\"a\":1]]",
+            "{\"a\":[1}}",
+            "[[1],{\"a\":2},]",
+            "{\"a\":{},,\"b\":1}",
             " [ 1 , 2 ] ",
             "{ \"a\" : [ ] }",
             "[1,]",
@@ -656,6 +698,60 @@ mod tests {
             let theirs: f64 = serde_json::from_str(&t).unwrap();
             let ours = to_f64_for_tests(t.as_bytes()).unwrap();
             assert_eq!(ours.to_bits(), theirs.to_bits(), "{t}");
+        }
+    }
+
+    /// Digit runs of every length, cut by every kind of byte and by the end of the text, read
+    /// eight at a time as serde_json reads them one by one.
+    #[test]
+    fn long_digit_runs_are_read_as_serde_json_reads_them() {
+        let mut x: u64 = 0x853c_49e6_748f_ea9b;
+        for len in 1..=42 {
+            for _ in 0..40 {
+                let digits: String = (0..len)
+                    .map(|i| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let d = (x % 10) as u8;
+                        // Mostly 9s for runs near u64::MAX, and no leading 0.
+                        char::from(b'0' + if i == 0 { d.max(1) } else { d })
+                    })
+                    .collect();
+                for tail in ["", ",", " ", "x", "/", ":", ".5", ".", "e7", "E-2", "0"] {
+                    for prefix in [digits.clone(), format!("-{digits}.{digits}")] {
+                        let text = format!("{prefix}{tail}");
+                        // The tail is part of the number, or what ends it.
+                        let joins = tail.starts_with(['e', 'E', '0'])
+                            || (tail.starts_with('.') && !prefix.contains('.'));
+                        let number_text = if joins { &text } else { &prefix };
+                        let theirs = serde_json::from_str::<serde_json::Number>(number_text).ok();
+                        let end = number_text.len();
+                        let mut c = Cursor::new(text.as_bytes());
+                        let ours = c.u64();
+                        let want = theirs.as_ref().and_then(serde_json::Number::as_u64);
+                        if !text.starts_with('-') && !tail.starts_with(['.', 'e', 'E']) {
+                            assert_eq!(ours, want, "{text}");
+                        } else {
+                            assert_eq!(ours, None, "{text}");
+                        }
+                        let mut c = Cursor::new(text.as_bytes());
+                        let ours = c.number();
+                        if theirs.is_some() {
+                            assert_eq!(ours, Some(0..end), "{text}");
+                        }
+                        let mut c = Cursor::new(text.as_bytes());
+                        let ours = c.value();
+                        let want = theirs
+                            .and_then(|_| serde_json::from_str::<f64>(&text[..end]).ok())
+                            .filter(|v| v.is_finite());
+                        assert_eq!(ours.map(f64::to_bits), want.map(f64::to_bits), "{text}");
+                        if want.is_some() {
+                            assert_eq!(c.i, end, "{text}");
+                        }
+                    }
+                }
+            }
         }
     }
 
