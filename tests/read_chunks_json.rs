@@ -44,7 +44,7 @@ fn read_chunked(bytes: &[u8], size: usize, filter: &FamilyFilter) -> String {
 
 fn same_for_every_split(bytes: &[u8], filter: &FamilyFilter, what: &str) {
     let whole = read_chunked(bytes, bytes.len(), filter);
-    let mut sizes = vec![7, 4096, 65536];
+    let mut sizes = vec![7, 4096, 50_000, 65536];
     if bytes.len() < 64 * 1024 {
         sizes.push(1);
     }

@@ -194,6 +194,9 @@ pub(crate) struct Framer {
     missing: Option<(LineCol, String)>,
 }
 
+/// The fewest bytes of a chunk taken to complete a value the last one left unfinished.
+const MIN_HEAD: usize = 16 << 10;
+
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
@@ -217,16 +220,25 @@ impl Framer {
 
     /// Take the next chunk of the document.
     pub(crate) fn push(&mut self, chunk: &[u8], sink: &mut impl Sink) -> Result<(), ReadError> {
-        if self.pending.is_empty() {
-            // Scan a chunk in place (a whole buffer is never copied); keep its unfinished tail.
-            let used = self.scan(chunk, false, sink)?;
-            self.pending.extend_from_slice(&chunk[used..]);
-        } else {
+        let mut rest = chunk;
+        // A value left unfinished by the last chunk is completed from this one's first bytes,
+        // as few as will do (doubling), and the rest is scanned in place: the whole chunk
+        // copied after it was a sixteenth of reading an export (callgrind). Pushing a chunk in
+        // two parts is pushing it whole.
+        while !self.pending.is_empty() && !rest.is_empty() {
+            let head = rest.len().min(self.pending.len().max(MIN_HEAD));
+            let (first, after) = rest.split_at(head);
             let mut data = std::mem::take(&mut self.pending);
-            data.extend_from_slice(chunk);
+            data.extend_from_slice(first);
             let used = self.scan(&data, false, sink)?;
             data.drain(..used);
             self.pending = data;
+            rest = after;
+        }
+        if self.pending.is_empty() && (!rest.is_empty() || chunk.is_empty()) {
+            // Scan a chunk in place (a whole buffer is never copied); keep its unfinished tail.
+            let used = self.scan(rest, false, sink)?;
+            self.pending.extend_from_slice(&rest[used..]);
         }
         if self.pending.len() > self.max_value {
             return Err(ReadError::new(
