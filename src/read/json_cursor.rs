@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 mod words;
-use words::{leading_digits, leading_zero_bytes, value_of, word_at, TEN};
+use words::{leading_digits, past_spaces, value_of, word_at, TEN};
 
 /// Nesting the cursor follows (serde_json refuses beyond 128).
 const MAX_DEPTH: u32 = 64;
@@ -89,19 +89,7 @@ impl<const INDENTED: bool> Cursor<'_, INDENTED> {
     /// Past a line break and the spaces after it, eight at a time (a third of a
     /// pretty-printed export is indentation).
     fn indentation(&mut self) {
-        const SPACES: u64 = u64::from_le_bytes(*b"        ");
-        self.i += 1;
-        while let Some(w) = word_at(self.b, self.i) {
-            let x = w ^ SPACES;
-            if x != 0 {
-                self.i += leading_zero_bytes(x);
-                return;
-            }
-            self.i += 8;
-        }
-        while self.is(b' ') {
-            self.i += 1;
-        }
+        self.i = past_spaces(self.b, self.i + 1);
     }
 
     #[inline(always)]

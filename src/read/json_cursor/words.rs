@@ -26,6 +26,23 @@ pub(super) fn word_at(b: &[u8], i: usize) -> Option<u64> {
     Some(u64::from_le_bytes(bytes))
 }
 
+/// The index of the first byte from `b[i]` that is not a space (or the end): indentation.
+#[inline(always)]
+pub(super) fn past_spaces(b: &[u8], mut i: usize) -> usize {
+    const SPACES: u64 = u64::from_le_bytes(*b"        ");
+    while let Some(w) = word_at(b, i) {
+        let x = w ^ SPACES;
+        if x != 0 {
+            return i + leading_zero_bytes(x);
+        }
+        i += 8;
+    }
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    i
+}
+
 /// How many of the word's bytes, from its first, are zero (0 to 8).
 #[inline(always)]
 pub(super) fn leading_zero_bytes(x: u64) -> usize {
@@ -146,6 +163,23 @@ mod tests {
             }
         }
         assert_eq!(leading_zero_bytes(0), 8);
+    }
+
+    #[test]
+    fn spaces_end_at_the_first_other_byte() {
+        for n in 0..40 {
+            for tail in ["", "x", "\n ", "\t "] {
+                let text = format!("{}{tail}", " ".repeat(n));
+                for from in 0..=n {
+                    assert_eq!(
+                        past_spaces(text.as_bytes(), from),
+                        n,
+                        "{text:?} from {from}"
+                    );
+                }
+            }
+        }
+        assert_eq!(past_spaces(b"  ", 5), 5);
     }
 
     #[test]
