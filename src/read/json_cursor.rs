@@ -192,6 +192,12 @@ impl<const INDENTED: bool> Cursor<'_, INDENTED> {
     /// A number in JSON's grammar: its text's range.
     pub(crate) fn number(&mut self) -> Option<Range<usize>> {
         self.ws();
+        self.number_here()
+    }
+
+    /// [`Self::number`] at the cursor (no whitespace before it).
+    #[inline(always)]
+    fn number_here(&mut self) -> Option<Range<usize>> {
         let start = self.i;
         if self.is(b'-') {
             self.i += 1;
@@ -421,7 +427,18 @@ impl<const INDENTED: bool> Cursor<'_, INDENTED> {
                 if !self.close(b'}') {
                     loop {
                         self.key()?;
-                        self.skip_value(depth + 1)?;
+                        // A number or string member (most are: a timeslice's, a label's)
+                        // without a call.
+                        self.ws();
+                        match self.peek()? {
+                            b'0'..=b'9' | b'-' => {
+                                self.number_here()?;
+                            }
+                            b'"' => {
+                                self.string()?;
+                            }
+                            _ => self.skip_value(depth + 1)?,
+                        }
                         if !self.next(b'}')? {
                             break;
                         }
@@ -571,6 +588,13 @@ mod tests {
             "[{\"a\":1},{\"b\":[2,3]},[],{}]",
             "{\"a\":[{\"b\":{\"c\":[1]}}],\"d\":[[],{}],\"e\":{}}",
             "[{\"a\":1]]",
+            "{\"a\":-1.5e3,\"b\":\"x\",\"c\":0}",
+            "{\"a\":-}",
+            "{\"a\":01}",
+            "{\"a\":1.}",
+            "{\"a\":\"x\\n\"}",
+            "{\"a\":\"x}",
+            "{\"a\":1e}",
             "{\"a\":[1}}",
             "[[1],{\"a\":2},]",
             "{\"a\":{},,\"b\":1}",
