@@ -681,14 +681,6 @@ impl ExportReader {
         }
     }
 
-    /// Parse every series whole, never opening one: for a file already whole in memory, where
-    /// opening series (which bounds a stream's memory by a timeslice, not a series) only costs
-    /// time. The result is the same either way (`opened_series_read_as_whole_ones`).
-    pub(crate) fn with_whole_series(mut self) -> Self {
-        self.state.whole_series = true;
-        self
-    }
-
     /// An error with what a caller needs to place a late count refusal.
     pub(crate) fn refusal(&mut self, error: ReadError) -> Refusal {
         Refusal {
