@@ -109,9 +109,10 @@ impl<'a> InputFile<'a> {
     }
 }
 
-/// The largest piece a folding reader is pushed at once: a whole buffer pushed at once (the
-/// whole-buffer API, the benchmarks) had every scrape or record of the file read and held
-/// before any was folded; in pieces, what waits to be folded stays small (and in cache).
+/// The largest piece of a whole buffer a folding reader or the export's reader is pushed at
+/// once: pushed at once (the whole-buffer API, the benchmarks), every scrape or record of the
+/// file was read and held before any was folded; in pieces, what waits to be folded stays
+/// small (and in cache), and the export's framer scans each piece in place.
 const FOLD_PIECE: usize = 1 << 20;
 
 /// The read buffer of a streamed file of `size` bytes: no larger than the file, for a tree of

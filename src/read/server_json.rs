@@ -791,8 +791,8 @@ struct ExportState {
     late: Option<OwnedPath>,
     /// The series object being read member by member.
     open_series: Option<OpenSeries>,
-    /// Take every series whole (as a full read does), never opening one: the tests compare
-    /// both ways of reading.
+    /// Take every series whole, never opening one: set only by the tests, which compare both
+    /// ways of reading (every reader opens series since whole buffers are read in pieces).
     whole_series: bool,
 }
 
