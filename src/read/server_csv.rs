@@ -1690,19 +1690,57 @@ fn parse_buckets(
     Ok(())
 }
 
-/// A buckets cell that only checking would accept, told in one pass: visible ASCII only (so
-/// no part needs trimming), every non-empty `;`-separated part `le=count` with a count that
-/// [`is_small_plain_decimal`] accepts. False sends the cell through the part-by-part check,
-/// which also says what is wrong.
+/// A buckets cell that only checking would accept, told in one pass over its bytes: visible
+/// ASCII only (so no part needs trimming), every non-empty `;`-separated part `le=count` with
+/// a count that [`is_small_plain_decimal`] accepts. False sends the cell through the
+/// part-by-part check, which also says what is wrong. (Split into parts first, the check
+/// took about 2,500 instructions per row of fourteen buckets; in one pass about 1,400.)
 fn plain_small_buckets(cell: &[u8]) -> bool {
-    cell.split(|&b| b == b';').all(|part| {
-        let Some(eq) = part.iter().position(|&b| b == b'=') else {
-            return part.is_empty();
-        };
-        let (le, count) = part.split_at(eq);
-        le.iter().all(u8::is_ascii_graphic)
-            && is_small_plain_decimal(count.get(1..).unwrap_or_default())
-    })
+    let at = |i: usize| cell.get(i).copied();
+    let mut i = 0;
+    while i <= cell.len() {
+        // `le`: visible bytes up to its `=`; a part without one must be empty.
+        let start = i;
+        while let Some(b) = at(i).filter(|&b| b != b'=' && b != b';') {
+            if !b.is_ascii_graphic() {
+                return false;
+            }
+            i += 1;
+        }
+        if at(i) != Some(b'=') {
+            if i != start {
+                return false;
+            }
+            i += 1;
+            continue;
+        }
+        i += 1;
+        // The count: a sign, at most 15 digits, a point and digits, at least one digit.
+        if matches!(at(i), Some(b'-' | b'+')) {
+            i += 1;
+        }
+        let int_start = i;
+        while at(i).is_some_and(|b| b.is_ascii_digit()) {
+            i += 1;
+        }
+        let mut digits = i - int_start;
+        if digits > 15 {
+            return false;
+        }
+        if at(i) == Some(b'.') {
+            i += 1;
+            let frac_start = i;
+            while at(i).is_some_and(|b| b.is_ascii_digit()) {
+                i += 1;
+            }
+            digits += i - frac_start;
+        }
+        if digits == 0 || at(i).is_some_and(|b| b != b';') {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// [`is_plain_decimal`] with at most 15 digits before any `.`: below 10^15, so below 2^53.
@@ -2194,6 +2232,44 @@ mod tests {
         assert!(buckets("1=9007199254740993.0").is_err());
         assert!(buckets("1=1e16").is_err());
         assert!(buckets("1=.").is_err());
+    }
+
+    /// The part-by-part form of [`plain_small_buckets`] (its first version): the one pass
+    /// must decide as it does.
+    fn plain_small_buckets_by_parts(cell: &[u8]) -> bool {
+        cell.split(|&b| b == b';').all(|part| {
+            let Some(eq) = part.iter().position(|&b| b == b'=') else {
+                return part.is_empty();
+            };
+            let (le, count) = part.split_at(eq);
+            le.iter().all(u8::is_ascii_graphic)
+                && is_small_plain_decimal(count.get(1..).unwrap_or_default())
+        })
+    }
+
+    #[test]
+    fn one_pass_buckets_check_decides_as_the_part_by_part_one() {
+        let alphabet = ['1', '0', '.', '=', ';', '-', '+', ' ', 'I', 'é'];
+        for cell in all_strings(&alphabet, 6) {
+            assert_eq!(
+                plain_small_buckets(cell.as_bytes()),
+                plain_small_buckets_by_parts(cell.as_bytes()),
+                "{cell:?}"
+            );
+        }
+        for digits in 13..=17 {
+            for cell in [
+                format!("+Inf={}", "9".repeat(digits)),
+                format!("1={}.5;2=-{}", "1".repeat(digits), "2".repeat(digits)),
+                format!("0.5=3;{}=.{}", "7".repeat(digits), "0".repeat(digits)),
+            ] {
+                assert_eq!(
+                    plain_small_buckets(cell.as_bytes()),
+                    plain_small_buckets_by_parts(cell.as_bytes()),
+                    "{cell:?}"
+                );
+            }
+        }
     }
 
     /// The one-pass check of a lean read's buckets cell accepts only what the part-by-part
