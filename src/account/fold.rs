@@ -53,6 +53,24 @@ struct SampleData {
     sorted: bool,
     /// See [`SampleBuf::first_carried_ns`].
     first_carried_ns: Option<u64>,
+    /// The 0s before the first sample (see [`SampleBuf::set_leading_zeros`]), not counted in
+    /// `len`.
+    zeros: Option<LeadingZeros>,
+}
+
+/// The 0s a lazily created series stood at before its first sample: the first `len` of its
+/// endpoint's scrape times, one array shared by every series of the endpoint. Held as samples,
+/// a file that adds a series in every scrape held the square of its scrapes in memory.
+#[derive(Debug, Clone, PartialEq)]
+struct LeadingZeros {
+    times: Arc<[u64]>,
+    len: usize,
+}
+
+impl LeadingZeros {
+    fn times(&self) -> &[u64] {
+        self.times.get(..self.len).unwrap_or(&[])
+    }
 }
 
 /// Largest integral value kept as a step (exactly representable in both `f64` and `i64`).
@@ -113,6 +131,7 @@ impl SampleBuf {
                 last_int: 0,
                 sorted: true,
                 first_carried_ns: None,
+                zeros: None,
             })
         });
         if d.len > 0 && t < d.last_t {
@@ -133,8 +152,11 @@ impl SampleBuf {
         d.len += 1;
     }
 
+    /// Samples held, the leading 0s included.
     pub fn len(&self) -> usize {
-        self.data.as_ref().map_or(0, |d| d.len)
+        self.data
+            .as_ref()
+            .map_or(0, |d| d.len + d.zeros.as_ref().map_or(0, |z| z.len))
     }
 
     /// Whether every sample came at or after the one before it.
@@ -146,14 +168,73 @@ impl SampleBuf {
         self.len() == 0
     }
 
-    /// The samples in the order they were pushed.
+    /// The samples: the leading 0s, then the others in the order they were pushed.
     pub fn iter(&self) -> SampleIter<'_> {
         SampleIter {
+            zeros: self.leading_zero_times().iter(),
+            ..self.carried()
+        }
+    }
+
+    /// The samples without the leading 0s.
+    pub fn carried(&self) -> SampleIter<'_> {
+        SampleIter {
+            zeros: [].iter(),
             bytes: self.data.as_ref().map_or(&[], |d| &d.bytes),
             at: 0,
             t: 0,
             int: 0,
         }
+    }
+
+    /// The times of the leading 0s (see [`Self::set_leading_zeros`]).
+    pub fn leading_zero_times(&self) -> &[u64] {
+        self.data
+            .as_ref()
+            .and_then(|d| d.zeros.as_ref())
+            .map_or(&[], LeadingZeros::times)
+    }
+
+    /// The shared array the leading 0s' times are a prefix of (series of one endpoint share
+    /// one), when there are any.
+    pub fn leading_zeros_source(&self) -> Option<&Arc<[u64]>> {
+        let z = self.data.as_ref()?.zeros.as_ref()?;
+        (z.len > 0).then_some(&z.times)
+    }
+
+    /// The samples a bound over the window `[start, end]` reads the same as all of them:
+    /// every sample after the leading 0s, and of the 0s only the last at or before `start`,
+    /// the first at or after it, the last at or before `end`, and the last 0 (the step to the
+    /// first sample, and a 0 at or after `end` when there is one). Between two 0s a counter
+    /// adds 0 and cannot decrease, so the others change no lower or upper bound,
+    /// interpolation or reset; two 0s inside the window keep one in-window step that adds 0
+    /// (the sum's sign of zero). So a bound costs the series' own samples, not one per scrape
+    /// before it appeared.
+    pub fn for_window(&self, start: u64, end: u64) -> Vec<(u64, f64)> {
+        let zeros = self.leading_zero_times();
+        let k = zeros.len();
+        let at_or_before = |t: u64| zeros.partition_point(|z| *z <= t).checked_sub(1);
+        let at_or_after = |t: u64| zeros.partition_point(|z| *z < t);
+        let mut keep: Vec<usize> = [
+            at_or_before(start),
+            Some(at_or_after(start)),
+            at_or_before(end),
+            k.checked_sub(1),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|i| *i < k)
+        .collect();
+        keep.sort_unstable();
+        keep.dedup();
+        let mut out = Vec::with_capacity(keep.len() + self.len() - k);
+        out.extend(
+            keep.into_iter()
+                .filter_map(|i| zeros.get(i))
+                .map(|t| (*t, 0.0)),
+        );
+        out.extend(self.carried());
+        out
     }
 
     pub fn to_vec(&self) -> Vec<(u64, f64)> {
@@ -173,6 +254,16 @@ impl SampleBuf {
     fn set_first_carried_ns(&mut self, t: Option<u64>) {
         if let Some(d) = &mut self.data {
             d.first_carried_ns = t;
+        }
+    }
+
+    /// Precede the samples (all later than `times[..len]`) with a 0 at each of `times[..len]`.
+    pub(crate) fn set_leading_zeros(&mut self, times: &Arc<[u64]>, len: usize) {
+        if let Some(d) = &mut self.data {
+            d.zeros = (len > 0).then(|| LeadingZeros {
+                times: Arc::clone(times),
+                len: len.min(times.len()),
+            });
         }
     }
 
@@ -252,6 +343,7 @@ impl From<Vec<(u64, f64)>> for SampleBuf {
 
 /// Decoder of a [`SampleBuf`].
 pub struct SampleIter<'a> {
+    zeros: std::slice::Iter<'a, u64>,
     bytes: &'a [u8],
     at: usize,
     t: u64,
@@ -262,6 +354,9 @@ impl Iterator for SampleIter<'_> {
     type Item = (u64, f64);
 
     fn next(&mut self) -> Option<(u64, f64)> {
+        if let Some(t) = self.zeros.next() {
+            return Some((*t, 0.0));
+        }
         let dt = get_varint(self.bytes, &mut self.at)?;
         self.t = self.t.wrapping_add(unzigzag(dt) as u64);
         let tag = get_varint(self.bytes, &mut self.at)?;
@@ -887,14 +982,14 @@ fn merge_intakes(
 /// Every series' samples finished with its endpoint's scrape times (see [`finish_samples`]);
 /// `endpoints` sorted by URL. The series are in endpoint order: one search per endpoint.
 fn finish_all_samples(ev: &mut Evidence, endpoints: &mut [EndpointFold]) {
-    let times: Vec<(&str, Vec<u64>)> = endpoints
+    let times: Vec<(&str, Arc<[u64]>)> = endpoints
         .iter_mut()
         .filter(|e| e.timed)
         .map(|e| {
             let mut t = std::mem::take(&mut e.scrape_times);
             t.sort_unstable();
             t.dedup();
-            (&*e.url, t)
+            (&*e.url, Arc::from(t))
         })
         .collect();
     ev.series.settle();
@@ -919,8 +1014,9 @@ fn finish_all_samples(ev: &mut Evidence, endpoints: &mut [EndpointFold]) {
 /// endpoint that does not carry the series yet saw it at 0), sorted by time; the same instant
 /// twice with the same value is one sample (a re-scrape); with different values the samples
 /// contradict each other, and the order of lines must not decide which holds: the series is
-/// flagged and keeps the smaller value.
-fn finish_samples(e: &mut super::evidence::SeriesEvidence, times: Option<&Vec<u64>>) {
+/// flagged and keeps the smaller value. The 0s are all earlier than the first sample, so they
+/// are kept apart (a prefix of `times`, see [`SampleBuf::set_leading_zeros`]).
+fn finish_samples(e: &mut super::evidence::SeriesEvidence, times: Option<&Arc<[u64]>>) {
     let sorted = e.samples.is_sorted();
     let first = if sorted {
         e.samples.iter().next().map(|s| s.0)
@@ -930,29 +1026,24 @@ fn finish_samples(e: &mut super::evidence::SeriesEvidence, times: Option<&Vec<u6
     let Some(first) = first else {
         return;
     };
-    let no_zeros = times.and_then(|t| t.first()).is_none_or(|t| *t >= first);
-    if sorted && no_zeros && one_per_instant_already(&e.samples) {
-        // What the rebuild below would make, byte for byte: the common case (scrapes in time
-        // order) is decoded once to check, not decoded and encoded again.
-        e.samples.set_first_carried_ns(Some(first));
-        return;
+    // Samples pushed in time order, one per instant (the common case), are what the rebuild
+    // would make of them, byte for byte: decoded once to check, not decoded and encoded again.
+    if !(sorted && one_per_instant_already(&e.samples)) {
+        let (out, conflict) = if sorted {
+            one_per_instant(e.samples.iter())
+        } else {
+            let mut all = e.samples.to_vec();
+            all.sort_by(by_time_then_value);
+            one_per_instant(all.into_iter())
+        };
+        e.samples = out;
+        e.sample_conflict |= conflict;
     }
-    let zeros = times
-        .into_iter()
-        .flatten()
-        .copied()
-        .take_while(|t| *t < first)
-        .map(|t| (t, 0.0));
-    let (out, conflict) = if e.samples.is_sorted() {
-        one_per_instant(zeros.chain(e.samples.iter()))
-    } else {
-        let mut all: Vec<(u64, f64)> = zeros.chain(e.samples.iter()).collect();
-        all.sort_by(by_time_then_value);
-        one_per_instant(all.into_iter())
-    };
-    e.samples = out;
     e.samples.set_first_carried_ns(Some(first));
-    e.sample_conflict |= conflict;
+    if let Some(times) = times {
+        e.samples
+            .set_leading_zeros(times, times.partition_point(|t| *t < first));
+    }
 }
 
 /// Whether samples pushed in time order have no instant twice.
@@ -1021,7 +1112,7 @@ mod tests {
                 samples: SampleBuf::from(samples.to_vec()),
                 ..Default::default()
             };
-            finish_samples(&mut e, Some(&times.to_vec()));
+            finish_samples(&mut e, Some(&Arc::from(times)));
             let first = samples.iter().map(|s| s.0).min().unwrap();
             let mut all: Vec<(u64, f64)> = (times.iter().filter(|t| **t < first))
                 .map(|t| (*t, 0.0))
@@ -1033,6 +1124,85 @@ mod tests {
             assert_eq!(e.sample_conflict, conflict, "{samples:?}");
             assert_eq!(e.samples.first_carried_ns(), Some(first));
         }
+    }
+
+    /// A series that appears late and its explicit 0s: the same samples, and every window's
+    /// bound drawn from the few 0s [`SampleBuf::for_window`] keeps is the bound drawn from all
+    /// of them, to the bit (windows on, between and around the scrape times).
+    #[test]
+    fn leading_zeros_bound_as_explicit_ones() {
+        use crate::account::interval::{bound, SeriesContext, Window};
+        let mut rng = crate::synth::rng::Rng::new(11, 0);
+        let policy = crate::account::policy::Policy::default();
+        for case in 0..400u64 {
+            let scrapes = 2 + rng.next_u64() % 12;
+            let times: Vec<u64> = (0..scrapes).map(|i| 100 + 10 * i).collect();
+            let appears = 1 + rng.next_u64() % (scrapes - 1);
+            let samples: Vec<(u64, f64)> = times[appears as usize..]
+                .iter()
+                .map(|t| {
+                    (
+                        *t,
+                        [0.0, -0.0, 5.0, 3.0, 7.5][(rng.next_u64() % 5) as usize],
+                    )
+                })
+                .collect();
+            let mut e = crate::account::evidence::SeriesEvidence {
+                samples: SampleBuf::from(samples.clone()),
+                ..Default::default()
+            };
+            finish_samples(&mut e, Some(&Arc::from(times.as_slice())));
+            let mut explicit = crate::account::evidence::SeriesEvidence {
+                samples: SampleBuf::from(e.samples.to_vec()),
+                ..Default::default()
+            };
+            explicit
+                .samples
+                .set_first_carried_ns(e.samples.first_carried_ns());
+            assert_eq!(e.samples.leading_zero_times(), &times[..appears as usize]);
+            assert_eq!(
+                format!("{:?}", e.samples.to_vec()),
+                format!("{:?}", explicit.samples.to_vec())
+            );
+            for _ in 0..20 {
+                let mut edge = || 95 + rng.next_u64() % (10 * scrapes + 10);
+                let (a, b) = (edge(), edge());
+                let window = Some(Window {
+                    start_ns: a.min(b),
+                    end_ns: a.max(b),
+                });
+                let at = SeriesContext {
+                    window: window.filter(|_| case % 10 != 0),
+                    ..SeriesContext::default()
+                };
+                let (got, want) = (bound(&e, &at, &policy), bound(&explicit, &at, &policy));
+                assert_eq!(
+                    format!("{got:?}"),
+                    format!("{want:?}"),
+                    "{samples:?} {window:?}"
+                );
+            }
+        }
+    }
+
+    /// A series first seen at the 100,000th scrape of its endpoint holds its 0s as a prefix of
+    /// the endpoint's scrape times, not as samples; a bound reads four of them.
+    #[test]
+    fn leading_zeros_are_not_held_per_series() {
+        let times: Arc<[u64]> = Arc::from((0..100_000u64).collect::<Vec<_>>());
+        let mut e = crate::account::evidence::SeriesEvidence {
+            samples: SampleBuf::from(vec![(100_000, 1.0)]),
+            ..Default::default()
+        };
+        finish_samples(&mut e, Some(&times));
+        assert_eq!(e.samples.len(), 100_001);
+        assert_eq!(e.samples.iter().nth(99_999), Some((99_999, 0.0)));
+        assert!(e.samples.heap_bytes() < 64, "{}", e.samples.heap_bytes());
+        let read = e.samples.for_window(50_000, 60_000);
+        assert_eq!(
+            read,
+            [(50_000, 0.0), (60_000, 0.0), (99_999, 0.0), (100_000, 1.0)]
+        );
     }
 
     #[test]

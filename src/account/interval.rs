@@ -403,7 +403,11 @@ impl Candidates {
 /// the (r2) soundness rules: disjoint evidence keeps the hull, a reset leaves hi unbounded,
 /// no window bounds nothing).
 pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounded {
-    let samples = ev.samples.to_vec();
+    // Without a window only the samples' values and those after the leading 0s are read.
+    let samples = match at.window {
+        Some(w) => ev.samples.for_window(w.start_ns, w.end_ns),
+        None => ev.samples.carried().collect(),
+    };
     let non_finite = ev.stats_total.get().is_some_and(|t| !finite_nonneg(t))
         || ev.csv_total().is_some_and(|t| !finite_nonneg(t))
         || ev.slices.iter().any(|s| !finite_nonneg(s.total))

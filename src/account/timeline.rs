@@ -16,7 +16,7 @@ use crate::read::run::IgnoredFile;
 use crate::read::Run;
 use crate::wire::EpochNs;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// A series keeps at most this many points; longer ones are merged (slices: consecutive
 /// slices of one phase summed; scrapes: every k-th sample kept, resets always kept).
@@ -167,17 +167,47 @@ fn sum_slices(series: &[&SeriesEvidence], warmup: bool) -> Vec<Slice> {
     out
 }
 
-/// Samples summed across series by time (the pools of one endpoint come from one scrape).
+/// Samples summed across series by time (the pools of one endpoint come from one scrape):
+/// at each instant the series' values in series order. A series' leading 0s (one per scrape
+/// before it appeared) are taken once per instant, whichever series has them: adding 0 to a
+/// sum leaves it as it is (only a `-0.0` becomes `0.0`, wherever the 0 comes in the order),
+/// and makes the instant a point. So the sum costs the samples carried, sorted once.
 fn sum_samples(series: &[&SeriesEvidence]) -> Vec<(u64, f64)> {
-    let mut out: Vec<(u64, f64)> = Vec::new();
+    let mut all: Vec<(u64, f64)> = series.iter().flat_map(|s| s.samples.carried()).collect();
+    // Stable: equal instants keep series order.
+    crate::sort::sort_by_key(&mut all, |s| s.0);
+    // Series of one endpoint share one array of scrape times: its longest prefix holds the
+    // others' 0s.
+    let mut longest: HashMap<*const u64, &[u64]> = HashMap::new();
     for s in series {
-        for (t, v) in s.samples.iter() {
-            match out.binary_search_by(|o| o.0.cmp(&t)) {
-                Ok(i) => out[i].1 += v,
-                Err(i) => out.insert(i, (t, v)),
+        if let Some(src) = s.samples.leading_zeros_source() {
+            let times = s.samples.leading_zero_times();
+            let held = longest.entry(src.as_ptr()).or_default();
+            if times.len() > held.len() {
+                *held = times;
             }
         }
     }
+    let mut zeros: Vec<u64> = longest.into_values().flatten().copied().collect();
+    zeros.sort_unstable();
+    zeros.dedup();
+    let mut out: Vec<(u64, f64)> = Vec::with_capacity(all.len() + zeros.len());
+    let mut zeros = zeros.into_iter().peekable();
+    for (t, v) in all {
+        while let Some(z) = zeros.next_if(|z| *z < t) {
+            out.push((z, 0.0));
+        }
+        match out.last_mut() {
+            Some(last) if last.0 == t => last.1 += v,
+            _ => out.push((t, v)),
+        }
+        if zeros.next_if_eq(&t).is_some() {
+            if let Some(last) = out.last_mut() {
+                last.1 += 0.0;
+            }
+        }
+    }
+    out.extend(zeros.map(|z| (z, 0.0)));
     out
 }
 
@@ -420,4 +450,65 @@ pub fn files_of(run: &Run) -> Vec<InspectedFile> {
             kind: f.kind,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::account::fold::SampleBuf;
+    use std::sync::Arc;
+
+    /// The sum as every sample, 0s included, added one by one in series order.
+    fn sum_one_by_one(series: &[&SeriesEvidence]) -> Vec<(u64, f64)> {
+        let mut out: Vec<(u64, f64)> = Vec::new();
+        for s in series {
+            for (t, v) in s.samples.iter() {
+                match out.binary_search_by(|o| o.0.cmp(&t)) {
+                    Ok(i) => out[i].1 += v,
+                    Err(i) => out.insert(i, (t, v)),
+                }
+            }
+        }
+        out
+    }
+
+    /// Series of one or two endpoints with leading 0s of different lengths, values of both
+    /// signs of zero: the sum taking each instant's 0s once is the one-by-one sum, to the bit.
+    #[test]
+    fn leading_zeros_sum_as_explicit_ones() {
+        let mut rng = crate::synth::rng::Rng::new(12, 0);
+        let shared: [Arc<[u64]>; 2] = [
+            Arc::from((0..12u64).map(|i| 100 + 10 * i).collect::<Vec<_>>()),
+            Arc::from((0..12u64).map(|i| 105 + 10 * i).collect::<Vec<_>>()),
+        ];
+        for _ in 0..500 {
+            let n = 1 + rng.next_u64() % 4;
+            let series: Vec<SeriesEvidence> = (0..n)
+                .map(|_| {
+                    let times = &shared[(rng.next_u64() % 2) as usize];
+                    let from = (rng.next_u64() % 12) as usize;
+                    let mut samples = SampleBuf::new();
+                    for t in &times[from..] {
+                        if rng.next_u64() % 4 != 0 {
+                            let v = [0.0, -0.0, 2.0, -0.0, 1.5][(rng.next_u64() % 5) as usize];
+                            samples.push(*t, v);
+                        }
+                    }
+                    if let Some(first) = samples.iter().next() {
+                        let zeros = times.partition_point(|t| *t < first.0);
+                        samples.set_leading_zeros(times, zeros);
+                    }
+                    SeriesEvidence {
+                        samples,
+                        ..Default::default()
+                    }
+                })
+                .collect();
+            let refs: Vec<&SeriesEvidence> = series.iter().collect();
+            let bits = |v: Vec<(u64, f64)>| -> Vec<(u64, u64)> {
+                v.into_iter().map(|(t, x)| (t, x.to_bits())).collect()
+            };
+            assert_eq!(bits(sum_samples(&refs)), bits(sum_one_by_one(&refs)));
+        }
+    }
 }
