@@ -8,7 +8,7 @@ use super::verdict::{Reason, ReasonCode};
 use crate::model::{Family, Labels, MetricType, OptF64, Series, ServerMetricsExport, Stats};
 use crate::read::names::canonical_family;
 use crate::read::Run;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 /// The CSV export's intake (its series read lean).
@@ -212,8 +212,10 @@ pub struct Evidence {
     /// accounting notes `evidence_coarsened`.
     pub coarsened: bool,
     /// Every distinct label set, kept once: a run of many endpoints repeats the same few
-    /// sets on each (see [`Evidence::intern`]).
-    interned: BTreeSet<Arc<Labels>>,
+    /// sets on each (see [`Evidence::intern_shared`]). Looked up by hash: by order, each
+    /// lookup compared whole label maps a dozen times (62 % of accounting a CSV of 20,000
+    /// label sets). SipHash: the sets come from uploads.
+    interned: HashSet<Arc<Labels>>,
     /// Every distinct endpoint URL and family spelling of the keys, kept once.
     names: BTreeSet<Arc<str>>,
 }

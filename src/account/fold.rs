@@ -20,7 +20,7 @@ use super::evidence::{
 use super::request_scope::RecordFold;
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
 use crate::read::names::canonical_family;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 /// What a streaming read folded instead of keeping: the scrape JSONL's evidence and the
@@ -451,7 +451,9 @@ pub struct ScrapeFold {
     /// An intake by the addresses of its key's parts (each part is kept once: the endpoint's
     /// URL, a spelling in `spellings`, a label set in `interned`).
     by_key: AddressesMap<3>,
-    interned: BTreeSet<Arc<Labels>>,
+    /// The keys' label sets, kept once; ordered once, when the fold ends (found by hash:
+    /// an ordered set compared whole label maps a dozen times per new set).
+    interned: HashSet<Arc<Labels>>,
     /// The keys' spellings, kept once.
     spellings: BTreeSet<Arc<str>>,
     /// By source: each table series' label set in `interned` and each table family's
@@ -818,8 +820,9 @@ impl ScrapeFold {
         let canonical: Vec<String> = spellings.iter().map(|s| canonical_family(s)).collect();
         let canonical_at = address_ranks(spellings.iter().map(address));
         let mut shared = SharedLabels::default();
+        let mut interned: Vec<Arc<Labels>> = interned.into_iter().collect();
+        crate::sort::sort_by(&mut interned, |a, b| a.cmp(b));
         let ranked = ranked_keys(&intakes, &endpoints, &spellings, &interned);
-        let interned: Vec<Arc<Labels>> = interned.into_iter().collect();
         let mut sets = label_sets_by_endpoint(&ranked).peekable();
         for (i, e) in endpoints.iter().enumerate() {
             ev.endpoints.insert(e.url.to_string());
@@ -907,7 +910,7 @@ fn ranked_keys(
     intakes: &[Intake],
     endpoints: &[EndpointFold],
     spellings: &BTreeSet<Arc<str>>,
-    interned: &BTreeSet<Arc<Labels>>,
+    interned: &[Arc<Labels>],
 ) -> Vec<([u32; 3], usize)> {
     let url = address_ranks(endpoints.iter().map(|e| address(&e.url)));
     let spelling = address_ranks(spellings.iter().map(address));
