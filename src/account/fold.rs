@@ -169,17 +169,14 @@ impl SampleBuf {
     }
 
     /// The samples: the leading 0s, then the others in the order they were pushed.
-    pub fn iter(&self) -> SampleIter<'_> {
-        SampleIter {
-            zeros: self.leading_zero_times().iter(),
-            ..self.carried()
-        }
+    pub fn iter(&self) -> impl Iterator<Item = (u64, f64)> + '_ {
+        let zeros = self.leading_zero_times().iter();
+        zeros.map(|t| (*t, 0.0)).chain(self.carried())
     }
 
     /// The samples without the leading 0s.
     pub fn carried(&self) -> SampleIter<'_> {
         SampleIter {
-            zeros: [].iter(),
             bytes: self.data.as_ref().map_or(&[], |d| &d.bytes),
             at: 0,
             t: 0,
@@ -214,25 +211,21 @@ impl SampleBuf {
         let zeros = self.leading_zero_times();
         let k = zeros.len();
         let at_or_before = |t: u64| zeros.partition_point(|z| *z <= t).checked_sub(1);
-        let at_or_after = |t: u64| zeros.partition_point(|z| *z < t);
-        let mut keep: Vec<usize> = [
-            at_or_before(start),
-            Some(at_or_after(start)),
-            at_or_before(end),
-            k.checked_sub(1),
-        ]
-        .into_iter()
-        .flatten()
-        .filter(|i| *i < k)
-        .collect();
-        keep.sort_unstable();
-        keep.dedup();
-        let mut out = Vec::with_capacity(keep.len() + self.len() - k);
-        out.extend(
-            keep.into_iter()
-                .filter_map(|i| zeros.get(i))
-                .map(|t| (*t, 0.0)),
-        );
+        let after_start = zeros.partition_point(|z| *z < start);
+        // In index order: the last at or before `start` comes before both others.
+        let (mid, late) = match at_or_before(end) {
+            Some(e) => (after_start.min(e), Some(after_start.max(e))),
+            None => (after_start, None),
+        };
+        let keep = [at_or_before(start), Some(mid), late, k.checked_sub(1)];
+        let mut out = Vec::with_capacity(4 + self.len() - k);
+        let mut last = None;
+        for i in keep.into_iter().flatten() {
+            if let (Some(t), true) = (zeros.get(i), last.is_none_or(|l| i > l)) {
+                out.push((*t, 0.0));
+                last = Some(i);
+            }
+        }
         out.extend(self.carried());
         out
     }
@@ -283,8 +276,10 @@ impl SampleBuf {
         if self.len() < 3 {
             return false;
         }
+        // The fold thins its buffers before any leading 0s are set.
+        debug_assert!(self.leading_zero_times().is_empty());
         let out = if self.is_sorted() {
-            thin(self.iter())
+            thin(self.carried())
         } else {
             let mut all = self.to_vec();
             all.sort_by(by_time_then_value);
@@ -341,9 +336,8 @@ impl From<Vec<(u64, f64)>> for SampleBuf {
     }
 }
 
-/// Decoder of a [`SampleBuf`].
+/// Decoder of a [`SampleBuf`]'s samples after its leading 0s.
 pub struct SampleIter<'a> {
-    zeros: std::slice::Iter<'a, u64>,
     bytes: &'a [u8],
     at: usize,
     t: u64,
@@ -354,9 +348,6 @@ impl Iterator for SampleIter<'_> {
     type Item = (u64, f64);
 
     fn next(&mut self) -> Option<(u64, f64)> {
-        if let Some(t) = self.zeros.next() {
-            return Some((*t, 0.0));
-        }
         let dt = get_varint(self.bytes, &mut self.at)?;
         self.t = self.t.wrapping_add(unzigzag(dt) as u64);
         let tag = get_varint(self.bytes, &mut self.at)?;
@@ -1022,9 +1013,9 @@ fn finish_all_samples(ev: &mut Evidence, endpoints: &mut [EndpointFold]) {
 fn finish_samples(e: &mut super::evidence::SeriesEvidence, times: Option<&Arc<[u64]>>) {
     let sorted = e.samples.is_sorted();
     let first = if sorted {
-        e.samples.iter().next().map(|s| s.0)
+        e.samples.carried().next().map(|s| s.0)
     } else {
-        e.samples.iter().map(|s| s.0).min()
+        e.samples.carried().map(|s| s.0).min()
     };
     let Some(first) = first else {
         return;
@@ -1033,7 +1024,7 @@ fn finish_samples(e: &mut super::evidence::SeriesEvidence, times: Option<&Arc<[u
     // would make of them, byte for byte: decoded once to check, not decoded and encoded again.
     if !(sorted && one_per_instant_already(&e.samples)) {
         let (out, conflict) = if sorted {
-            one_per_instant(e.samples.iter())
+            one_per_instant(e.samples.carried())
         } else {
             let mut all = e.samples.to_vec();
             all.sort_by(by_time_then_value);
@@ -1052,7 +1043,7 @@ fn finish_samples(e: &mut super::evidence::SeriesEvidence, times: Option<&Arc<[u
 /// Whether samples pushed in time order have no instant twice.
 fn one_per_instant_already(samples: &SampleBuf) -> bool {
     let mut last = None;
-    samples.iter().all(|(t, _)| last.replace(t) != Some(t))
+    samples.carried().all(|(t, _)| last.replace(t) != Some(t))
 }
 
 /// Samples in time order (any order within one instant) reduced to one per instant: the

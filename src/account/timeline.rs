@@ -16,7 +16,7 @@ use crate::read::run::IgnoredFile;
 use crate::read::Run;
 use crate::wire::EpochNs;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// A series keeps at most this many points; longer ones are merged (slices: consecutive
 /// slices of one phase summed; scrapes: every k-th sample kept, resets always kept).
@@ -177,18 +177,19 @@ fn sum_samples(series: &[&SeriesEvidence]) -> Vec<(u64, f64)> {
     // Stable: equal instants keep series order.
     crate::sort::sort_by_key(&mut all, |s| s.0);
     // Series of one endpoint share one array of scrape times: its longest prefix holds the
-    // others' 0s.
-    let mut longest: HashMap<*const u64, &[u64]> = HashMap::new();
+    // others' 0s (a timeline sums the series of one endpoint: one array, rarely more).
+    let mut longest: Vec<(*const u64, &[u64])> = Vec::new();
     for s in series {
         if let Some(src) = s.samples.leading_zeros_source() {
             let times = s.samples.leading_zero_times();
-            let held = longest.entry(src.as_ptr()).or_default();
-            if times.len() > held.len() {
-                *held = times;
+            match longest.iter_mut().find(|(p, _)| *p == src.as_ptr()) {
+                Some((_, held)) if times.len() > held.len() => *held = times,
+                Some(_) => {}
+                None => longest.push((src.as_ptr(), times)),
             }
         }
     }
-    let mut zeros: Vec<u64> = longest.into_values().flatten().copied().collect();
+    let mut zeros: Vec<u64> = longest.into_iter().flat_map(|(_, t)| t).copied().collect();
     zeros.sort_unstable();
     zeros.dedup();
     let mut out: Vec<(u64, f64)> = Vec::with_capacity(all.len() + zeros.len());
@@ -494,7 +495,7 @@ mod tests {
                             samples.push(*t, v);
                         }
                     }
-                    if let Some(first) = samples.iter().next() {
+                    if let Some(first) = samples.carried().next() {
                         let zeros = times.partition_point(|t| *t < first.0);
                         samples.set_leading_zeros(times, zeros);
                     }
