@@ -32,7 +32,7 @@ fn sum(s: &Scrape, family: &str, label: Option<(&str, &str)>) -> Option<f64> {
     Some(
         f.samples
             .iter()
-            .filter(|x| label.is_none_or(|(k, v)| x.labels.get(k).map(String::as_str) == Some(v)))
+            .filter(|x| label.is_none_or(|(k, v)| x.labels.get(k) == Some(v)))
             .filter_map(|x| match x.value {
                 SampleValue::Scalar { value } => Some(value),
                 SampleValue::Histogram { .. } => None,

@@ -43,10 +43,7 @@ fn sum_where(s: &Scrape, name: &str, want: &[(&str, &str)]) -> f64 {
     family(s, name)
         .samples
         .iter()
-        .filter(|x| {
-            want.iter()
-                .all(|(k, v)| x.labels.get(*k).map(String::as_str) == Some(*v))
-        })
+        .filter(|x| want.iter().all(|(k, v)| x.labels.get(k) == Some(*v)))
         .map(|x| scalar(x.value))
         .sum()
 }
@@ -123,7 +120,12 @@ fn vllm_invariants() {
         let info = family(&s, "vllm:cache_config_info");
         assert_eq!(info.metric_type, Some(MetricType::Gauge));
         assert_eq!(
-            info.samples.get(0).unwrap().labels["num_gpu_blocks"],
+            info.samples
+                .get(0)
+                .unwrap()
+                .labels
+                .get("num_gpu_blocks")
+                .unwrap(),
             "444200"
         );
         // A histogram named `..._total` keeps the suffix.
@@ -192,7 +194,7 @@ fn sglang_excerpt_specials() {
         .samples
         .iter()
         .all(|x| x.labels.contains_key("le") && x.labels.contains_key("gt")));
-    assert_eq!(g.samples.get(10).unwrap().labels["le"], "+Inf");
+    assert_eq!(g.samples.get(10).unwrap().labels.get("le").unwrap(), "+Inf");
     // A histogram: buckets as printed, in file order, with sum and count.
     let h = family(&s, "sglang:queue_time_seconds");
     assert_eq!(h.metric_type, Some(MetricType::Histogram));
@@ -224,7 +226,12 @@ fn gloria_zero_traffic() {
     }
     let info = family(&s, "vllm:cache_config_info");
     assert_eq!(
-        info.samples.get(0).unwrap().labels["enable_prefix_caching"],
+        info.samples
+            .get(0)
+            .unwrap()
+            .labels
+            .get("enable_prefix_caching")
+            .unwrap(),
         "True"
     );
     assert_eq!(
@@ -261,9 +268,9 @@ fn edge_cases() {
     let f = family(&s, "m");
     assert_eq!(f.help, Some("A \\ back\nslash é"));
     let l = &f.samples.get(0).unwrap().labels;
-    assert_eq!(l["a"], "q\"uote");
-    assert_eq!(l["b"], "back\\slash");
-    assert_eq!(l["c"], "new\nline");
+    assert_eq!(l.get("a").unwrap(), "q\"uote");
+    assert_eq!(l.get("b").unwrap(), "back\\slash");
+    assert_eq!(l.get("c").unwrap(), "new\nline");
     assert_eq!(scalar(f.samples.get(0).unwrap().value), 1500.0);
 
     // Special values, whitespace tolerance, CRLF.
@@ -277,7 +284,16 @@ fn edge_cases() {
         f64::NEG_INFINITY
     );
     assert!(scalar(family(&s, "c").samples.get(0).unwrap().value).is_nan());
-    assert_eq!(family(&s, "d").samples.get(0).unwrap().labels["y"], "2");
+    assert_eq!(
+        family(&s, "d")
+            .samples
+            .get(0)
+            .unwrap()
+            .labels
+            .get("y")
+            .unwrap(),
+        "2"
+    );
     // Untyped families keep their full names, type Unknown.
     let s = text("x_total 3\nx_total{a=\"1\"} 4\n").unwrap();
     let f = family(&s, "x_total");

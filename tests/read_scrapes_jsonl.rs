@@ -83,11 +83,16 @@ fn legacy_histogram_key() {
     assert_eq!(b.timestamp_ns, Some(1763591215220757503));
     let f = fam(a, "dynamo_component_requests");
     assert_eq!(
-        f.samples.get(0).unwrap().labels["dynamo_component"],
+        f.samples
+            .get(0)
+            .unwrap()
+            .labels
+            .get("dynamo_component")
+            .unwrap(),
         "prefill"
     );
     assert_eq!(
-        f.samples.get(0).unwrap().labels["model"],
+        f.samples.get(0).unwrap().labels.get("model").unwrap(),
         "openai/gpt-oss-20b"
     );
     assert_eq!(scalar(f, 0), 360.0);
@@ -119,7 +124,9 @@ fn legacy_histogram_key() {
             .samples
             .get(0)
             .unwrap()
-            .labels["status"],
+            .labels
+            .get("status")
+            .unwrap(),
         "success"
     );
 }
@@ -183,7 +190,9 @@ fn native_phases_and_nulls() {
             .samples
             .get(0)
             .unwrap()
-            .labels["engine"],
+            .labels
+            .get("engine")
+            .unwrap(),
         "0"
     );
     let (b, sum, count) = hist(fam(&s[2], "vllm:e2e_request_latency_seconds"), 0);
@@ -192,7 +201,7 @@ fn native_phases_and_nulls() {
     assert!(s[3].groups.is_empty());
     let f = fam(&s[4], "vllm:prompt_tokens");
     assert_eq!((scalar(f, 0), scalar(f, 1)), (30.5, 1000.0));
-    assert_eq!(f.samples.get(1).unwrap().labels["engine"], "1");
+    assert_eq!(f.samples.get(1).unwrap().labels.get("engine").unwrap(), "1");
     // The summary-only family is dropped, not an error.
     assert!(s[4].families().all(|f| f.name != "legacy_summary"));
     assert_eq!(set.skipped_families, 0);

@@ -97,7 +97,7 @@ fn prompt_tokens_by_source_per_label() {
         let sources: Vec<_> = f
             .series
             .iter()
-            .map(|s| s.labels["source"].as_str())
+            .map(|s| s.labels.get("source").unwrap())
             .collect();
         assert_eq!(
             sources,
@@ -106,9 +106,9 @@ fn prompt_tokens_by_source_per_label() {
         for (s, t) in f.series.iter().zip(totals) {
             assert_eq!(counter_total(&s.stats), Some(t), "conc{n}");
             // Only the labels with a value in the row.
-            let keys: Vec<_> = s.labels.keys().map(String::as_str).collect();
+            let keys: Vec<_> = s.labels.keys().collect();
             assert_eq!(keys, ["engine", "model_name", "source"]);
-            assert_eq!(s.labels["engine"], "0");
+            assert_eq!(s.labels.get("engine").unwrap(), "0");
         }
     }
     let e = read(&conc(1)).unwrap();
@@ -144,15 +144,15 @@ fn gauge_values_and_quoted_description() {
         "Total number of requests by method, status and handler."
     );
     let l = &f.series[0].labels;
-    assert_eq!(l["handler"], "/v1/chat/completions");
-    assert_eq!(l["method"], "POST");
-    assert_eq!(l["status"], "2xx");
+    assert_eq!(l.get("handler").unwrap(), "/v1/chat/completions");
+    assert_eq!(l.get("method").unwrap(), "POST");
+    assert_eq!(l.get("status").unwrap(), "2xx");
     // Label `le`-free gauge with three sleep states.
     let f = family(&e, "vllm:engine_sleep_state");
     let states: Vec<_> = f
         .series
         .iter()
-        .map(|s| s.labels["sleep_state"].as_str())
+        .map(|s| s.labels.get("sleep_state").unwrap())
         .collect();
     assert_eq!(states, ["awake", "discard_all", "weights_offloaded"]);
 }
@@ -207,11 +207,7 @@ fn info_section_becomes_gauges() {
     assert_eq!(f.series.len(), 1);
     let s = &f.series[0];
     assert_eq!(s.endpoint_url, "http://localhost:8889/metrics");
-    let l: Vec<_> = s
-        .labels
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
+    let l: Vec<_> = s.labels.iter().collect();
     assert_eq!(
         l,
         [
@@ -227,8 +223,11 @@ fn info_section_becomes_gauges() {
     let f = family(&e, "vllm:cache_config_info");
     assert_eq!(f.series.len(), 1);
     assert_eq!(f.series[0].labels.len(), 28);
-    assert_eq!(f.series[0].labels["block_size"], "1");
-    assert_eq!(f.series[0].labels["user_specified_block_size"], "True");
+    assert_eq!(f.series[0].labels.get("block_size").unwrap(), "1");
+    assert_eq!(
+        f.series[0].labels.get("user_specified_block_size").unwrap(),
+        "True"
+    );
 }
 
 #[test]
@@ -239,7 +238,7 @@ fn info_repeated_key_starts_new_series() {
     let f = family(&e, "x_info");
     assert_eq!(f.series.len(), 3);
     assert_eq!(f.series[0].labels.len(), 2);
-    assert_eq!(f.series[1].labels["a"], "3");
+    assert_eq!(f.series[1].labels.get("a").unwrap(), "3");
     assert_eq!(f.series[2].endpoint_url, "http://h:2/metrics");
 }
 
@@ -302,7 +301,7 @@ fn columns_found_by_name_in_any_order() {
     assert_eq!(f.description, "a \"b\", c");
     assert_eq!(f.unit.as_deref(), Some("seconds"));
     let s = &f.series[0];
-    assert_eq!(s.labels["zone"], "eu");
+    assert_eq!(s.labels.get("zone").unwrap(), "eu");
     let Stats::Histogram(h) = &s.stats else {
         panic!()
     };

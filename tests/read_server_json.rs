@@ -89,8 +89,8 @@ fn doc_vllm_1_endpoint_timeslices() {
     assert_eq!(rs.unit.as_deref(), Some("requests"));
     let s = &rs.series[0];
     assert_eq!(counter_total(s), Some(19.0));
-    assert_eq!(s.labels["finished_reason"], "length");
-    assert_eq!(s.labels["model_name"], "Qwen/Qwen3-0.6B");
+    assert_eq!(s.labels.get("finished_reason").unwrap(), "length");
+    assert_eq!(s.labels.get("model_name").unwrap(), "Qwen/Qwen3-0.6B");
     assert_eq!(s.timeslices.len(), 2);
     assert_eq!(s.timeslices[1].start_ns, 1765793073028529452);
     assert_eq!(s.timeslices[1].total, Some(9.0));
@@ -185,7 +185,7 @@ fn doc_series_shapes_by_type() {
     assert_eq!(e.metrics.len(), 6);
 
     let g = &family(&e.metrics, "gauge_constant").series[0];
-    assert_eq!(g.labels["dynamo_component"], "prefill");
+    assert_eq!(g.labels.get("dynamo_component").unwrap(), "prefill");
     assert!(matches!(&g.stats, Stats::Gauge(s) if s.p50 == Some(1024.0) && s.std == Some(0.0)));
 
     let c = &family(&e.metrics, "counter_with_timeslices").series[0];
@@ -257,7 +257,10 @@ fn real_aiperf_080_mock_smoke_subset() {
     assert_eq!(keys[1], "9.999999999999999e-10");
     let dyn_req = family(&e.metrics, "dynamo_component_requests");
     assert_eq!(dyn_req.series.len(), 2);
-    assert_eq!(dyn_req.series[1].labels["dynamo_endpoint"], "generate");
+    assert_eq!(
+        dyn_req.series[1].labels.get("dynamo_endpoint").unwrap(),
+        "generate"
+    );
 
     // Alias spelling in the filter finds the exported name.
     let f = FamilyFilter::only(["vllm:prompt_tokens_total"]);
@@ -406,8 +409,8 @@ fn label_keys_are_plain_data_and_duplicates_are_kept() {
     let e = read_all(doc).expect("reads");
     let s = &e.metrics[0].series;
     assert_eq!(s.len(), 2, "duplicate identity kept as-is");
-    assert_eq!(s[0].labels["__proto__"], "p");
-    assert_eq!(s[0].labels["constructor"], "c");
+    assert_eq!(s[0].labels.get("__proto__").unwrap(), "p");
+    assert_eq!(s[0].labels.get("constructor").unwrap(), "c");
     assert_eq!(
         (counter_total(&s[0]), counter_total(&s[1])),
         (Some(1.0), Some(2.0))

@@ -49,7 +49,7 @@ fn read_back(dir: &Path) -> kvledger::read::Run {
 fn scalar_sum(
     s: &Scrape,
     fam: &str,
-    filter: &dyn Fn(&BTreeMap<String, String>) -> bool,
+    filter: &dyn Fn(&kvledger::model::Labels) -> bool,
 ) -> Option<f64> {
     let f = s.families().find(|f| f.name == fam)?;
     let mut t = 0.0;
@@ -65,12 +65,12 @@ fn scalar_sum(
 
 /// (prompt, hits) of an endpoint's priced counters in one scrape.
 fn priced(engine: &str, s: &Scrape) -> Option<(f64, f64)> {
-    let all = |_: &BTreeMap<String, String>| true;
+    let all = |_: &kvledger::model::Labels| true;
     match engine {
         "vllm" | "dynamo" => Some((
             scalar_sum(s, "vllm:prompt_tokens_by_source", &all)?,
             scalar_sum(s, "vllm:prompt_tokens_by_source", &|l| {
-                l.get("source").map(String::as_str) != Some("local_compute")
+                l.get("source") != Some("local_compute")
             })?,
         )),
         "sglang" => Some((

@@ -67,18 +67,14 @@ pub fn usage(ev: &Evidence, endpoint: &str, e: Engine) -> (Option<f64>, Option<f
 
 fn label_f64(l: &Labels, keys: &[&str]) -> Option<f64> {
     keys.iter()
-        .find_map(|k| l.get(*k))
+        .find_map(|k| l.get(k))
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|v| v.is_finite() && *v > 0.0)
 }
 
 /// Pool key of a series: its labels minus replica labels.
 fn pool_key(l: &Labels) -> Labels {
-    crate::sort::map_of(
-        l.iter()
-            .filter(|(k, _)| !REPLICA_LABELS.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone())),
-    )
+    l.without(|k| REPLICA_LABELS.contains(&k))
 }
 
 /// KV capacity of one endpoint in tokens, pairing its own block count with its own block size.

@@ -122,10 +122,7 @@ pub fn present_in<'a>(
             }
             let tier_present = |c: Counter| {
                 of_family(&ev.series, endpoint, trtllm::BY_TIER).any(|(k, _)| {
-                    k.labels
-                        .get("cache_tier")
-                        .and_then(|t| trtllm::tier_counter(t))
-                        == Some(c)
+                    k.labels.get("cache_tier").and_then(trtllm::tier_counter) == Some(c)
                 })
             };
             if tier_present(Counter::HitCpu) {

@@ -165,15 +165,11 @@ fn sample_conflicts(ctx: &Ctx<'_>, endpoint: &str, reasons: &mut Vec<Reason>) {
 }
 
 fn labels_without_replicas(l: &Arc<Labels>) -> Arc<Labels> {
-    let is_replica = |k: &String| REPLICA_LABELS.contains(&k.as_str());
+    let is_replica = |k: &str| REPLICA_LABELS.contains(&k);
     if !l.keys().any(is_replica) {
         return Arc::clone(l);
     }
-    Arc::new(crate::sort::map_of(
-        l.iter()
-            .filter(|(k, _)| !is_replica(k))
-            .map(|(k, v)| (k.clone(), v.clone())),
-    ))
+    Arc::new(l.without(is_replica))
 }
 
 fn close(a: f64, b: f64) -> bool {

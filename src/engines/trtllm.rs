@@ -79,7 +79,7 @@ impl Adapter for Trtllm {
             CACHED if !present.contains(BY_TIER) => vec![Counter::HitGpu],
             BY_TIER => labels
                 .get("cache_tier")
-                .and_then(|t| tier_of(t))
+                .and_then(tier_of)
                 .into_iter()
                 .collect(),
             _ => Vec::new(),

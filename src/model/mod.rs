@@ -1,12 +1,14 @@
 //! Typed models of every input kvledger reads. Readers (`crate::read`) build them; nothing
 //! here parses bytes. Epoch-nanosecond fields are `u64` end to end (they exceed 2^53).
 
+pub mod labels;
 pub mod launch;
 pub mod opt_f64;
 pub mod profile;
 pub mod scrape;
 pub mod server_metrics;
 
+pub use labels::Labels;
 pub use launch::{LaunchFacts, Role};
 pub use opt_f64::OptF64;
 pub use profile::{Phase, ProfileEra, ProfileExport, RecordError, RequestRecord, RunSummary};
@@ -19,9 +21,3 @@ pub use server_metrics::{
     HistogramStats, MetricType, PhaseTimeRanges, Series, ServerMetricsExport, ServerMetricsFormat,
     Stats, TimeRange, Timeslice,
 };
-
-use std::collections::BTreeMap;
-
-/// A series' label set. Ordered, so output is deterministic; a Rust map, so keys such as
-/// `__proto__` or `constructor` are plain data (they cross to JS as a `Map`).
-pub type Labels = BTreeMap<String, String>;

@@ -158,7 +158,7 @@ pub struct SampleView<'a> {
 }
 
 /// Labels of a series missing from its table (never the case for a reader's scrapes).
-static NO_LABELS: Labels = Labels::new();
+static NO_LABELS: std::sync::OnceLock<Labels> = std::sync::OnceLock::new();
 
 impl<'a> Samples<'a> {
     pub fn len(&self) -> usize {
@@ -205,7 +205,7 @@ fn view<'a>(table: &'a SeriesTable, s: &'a ScrapeSample) -> SampleView<'a> {
     let labels = table
         .series
         .get(s.series as usize)
-        .map_or(&NO_LABELS, |m| &m.labels);
+        .map_or_else(|| NO_LABELS.get_or_init(Labels::new), |m| &m.labels);
     SampleView {
         series: s.series,
         labels,

@@ -732,16 +732,17 @@ impl PrometheusTextReader {
         if acc.help.is_none() {
             acc.help = help;
         }
-        let mut labels: Labels = Labels::new();
+        let mut pairs = Vec::with_capacity(sample.labels.len());
         let mut le: Option<String> = None;
         let histogram = decl == DeclType::Histogram;
         for (k, v) in sample.labels {
             if histogram && role == SampleRole::Bucket && k == "le" {
                 le = Some(v);
             } else {
-                labels.insert(k, v);
+                pairs.push((k, v));
             }
         }
+        let labels = Labels::from_pairs(pairs);
         match role {
             SampleRole::Value | SampleRole::Created => {
                 *acc.slot(labels, AccValue::Scalar { value: 0.0 }) = AccValue::Scalar {
@@ -957,7 +958,7 @@ mod tests {
     fn utf8_label_never_splits() {
         let s = read("m{a=\"é😀\\\"\"} 1\n").unwrap();
         let f = s.families().next().unwrap();
-        assert_eq!(f.samples.get(0).unwrap().labels["a"], "é😀\"");
+        assert_eq!(f.samples.get(0).unwrap().labels.get("a"), Some("é😀\""));
         let e = read("m{a=\"é😀} 1\n").unwrap_err();
         assert_eq!(e.code, ErrorCode::PromSyntax);
     }

@@ -1159,7 +1159,8 @@ impl Store {
         open.pairs.push(pair);
         if !self.lean {
             if let Some(s) = fam.series.get_mut(open.at) {
-                Arc::make_mut(&mut s.labels).insert(key.to_string(), value.to_string());
+                // A row per label: rebuilt per row, as `current` scans the labels per row.
+                s.labels = Arc::new(s.labels.with(key, value));
             }
         }
         Ok(())
@@ -1440,13 +1441,12 @@ impl LabelSets {
         let labels = match known.and_then(|&i| self.sets.get(i as usize)) {
             Some(l) => Arc::clone(l),
             None => {
-                let mut labels = Labels::new();
-                for (label, i) in &cols.labels {
-                    let v = row.cell(*i);
-                    if !v.is_empty() {
-                        labels.insert(label.clone(), v.to_string());
-                    }
-                }
+                let labels: Labels = cols
+                    .labels
+                    .iter()
+                    .map(|(label, i)| (label.as_str(), row.cell(*i)))
+                    .filter(|(_, v)| !v.is_empty())
+                    .collect();
                 let labels = Arc::new(labels);
                 let i = u32::try_from(self.sets.len()).unwrap_or(u32::MAX);
                 self.by_key.insert(self.key.clone(), i);
@@ -1547,11 +1547,10 @@ impl InfoSeries {
         if let Some(l) = known.and_then(|&i| self.set_list.get(i as usize)) {
             return Arc::clone(l);
         }
-        let mut labels = Labels::new();
-        for &(k, v) in &pairs {
-            let (k, v) = (self.strings.get(k), self.strings.get(v));
-            labels.insert(k.to_string(), v.to_string());
-        }
+        let labels: Labels = pairs
+            .iter()
+            .map(|&(k, v)| (self.strings.get(k), self.strings.get(v)))
+            .collect();
         let labels = Arc::new(labels);
         let i = u32::try_from(self.set_list.len()).unwrap_or(u32::MAX);
         self.sets.insert(key, i);
