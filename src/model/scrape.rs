@@ -51,7 +51,8 @@ pub struct FamilyMeta {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeriesMeta {
     pub family: u32,
-    pub labels: Labels,
+    /// Shared with the reader's index of its series and with accounting: one copy per series.
+    pub labels: Arc<Labels>,
 }
 
 /// One scrape of one endpoint.
@@ -205,7 +206,7 @@ fn view<'a>(table: &'a SeriesTable, s: &'a ScrapeSample) -> SampleView<'a> {
     let labels = table
         .series
         .get(s.series as usize)
-        .map_or_else(|| NO_LABELS.get_or_init(Labels::new), |m| &m.labels);
+        .map_or_else(|| NO_LABELS.get_or_init(Labels::new), |m| m.labels.as_ref());
     SampleView {
         series: s.series,
         labels,

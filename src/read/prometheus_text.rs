@@ -154,10 +154,10 @@ struct FamilyAcc {
     metric_type: MetricType,
     help: Option<String>,
     /// Values by label set (last wins), in first-seen order.
-    values: Vec<(Labels, AccValue)>,
+    values: Vec<(Arc<Labels>, AccValue)>,
     /// Each label set's place in `values`: found by hash (SipHash: captures come from uploads),
     /// not by comparing whole label maps a dozen times per line.
-    at: HashMap<Labels, u32>,
+    at: HashMap<Arc<Labels>, u32>,
 }
 
 impl FamilyAcc {
@@ -175,7 +175,8 @@ impl FamilyAcc {
             Some(i) => *i as usize,
             None => {
                 let i = self.values.len();
-                self.values.push((labels.clone(), init));
+                let labels = Arc::new(labels);
+                self.values.push((Arc::clone(&labels), init));
                 self.at.insert(labels, u32::try_from(i).unwrap_or(u32::MAX));
                 i
             }

@@ -195,7 +195,7 @@ struct Interner {
     /// Per family: the labels text and series last met at each sample index (likewise).
     by_index: Vec<Vec<Option<LastLabels>>>,
     /// Per family: labels → series (the same labels written differently are one series).
-    by_labels: Vec<HashMap<Labels, u32>>,
+    by_labels: Vec<HashMap<Arc<Labels>, u32>>,
     /// Distinct bucket key lists, the last used first.
     les: Vec<Arc<[String]>>,
     /// Families present but not wanted by the filter.
@@ -293,9 +293,10 @@ impl Interner {
             return s;
         }
         let s = u32::try_from(self.table.series.len()).unwrap_or(u32::MAX);
+        let labels = Arc::new(labels);
         self.table.series.push(SeriesMeta {
             family,
-            labels: labels.clone(),
+            labels: Arc::clone(&labels),
         });
         if let Some(m) = self.by_labels.get_mut(f) {
             m.insert(labels, s);
