@@ -28,18 +28,18 @@ impl Labels {
     /// Pairs in any order; of a repeated name the last value stands, as a map's insert would.
     pub fn from_pairs(mut pairs: Vec<(String, String)>) -> Self {
         // Stable, so equal names keep their order and the last one can win.
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut kept: Vec<(String, String)> = Vec::with_capacity(pairs.len());
-        for (name, value) in pairs {
-            match kept.last_mut() {
-                Some(last) if last.0 == name => last.1 = value,
-                _ => kept.push((name, value)),
-            }
+        if pairs.len() <= SMALL {
+            insertion_sort(&mut pairs);
+        } else {
+            crate::sort::sort_by(&mut pairs, |a, b| a.0.cmp(&b.0));
         }
-        let len = kept.iter().map(|(n, v)| n.len() + v.len()).sum();
+        let len = pairs.iter().map(|(n, v)| n.len() + v.len()).sum();
         let mut text = String::with_capacity(len);
-        let mut ends = Vec::with_capacity(kept.len() * 2);
-        for (name, value) in &kept {
+        let mut ends = Vec::with_capacity(pairs.len() * 2);
+        for (i, (name, value)) in pairs.iter().enumerate() {
+            if pairs.get(i + 1).is_some_and(|next| next.0 == *name) {
+                continue;
+            }
             text.push_str(name);
             ends.push(text.len());
             text.push_str(value);
@@ -70,6 +70,9 @@ impl Labels {
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
+        if self.len() <= SMALL {
+            return self.scan(name);
+        }
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -78,6 +81,21 @@ impl Labels {
                 Ordering::Less => lo = mid + 1,
                 Ordering::Greater => hi = mid,
                 Ordering::Equal => return Some(v),
+            }
+        }
+        None
+    }
+
+    /// `get` of a small set: names in order, until one is not below `name`.
+    fn scan(&self, name: &str) -> Option<&str> {
+        let text = self.text.as_bytes();
+        let mut start = 0;
+        for ends in self.ends.chunks_exact(2) {
+            let (mid, end) = (ends[0], ends[1]);
+            match text.get(start..mid)?.cmp(name.as_bytes()) {
+                Ordering::Less => start = end,
+                Ordering::Equal => return self.text.get(mid..end),
+                Ordering::Greater => return None,
             }
         }
         None
@@ -105,22 +123,27 @@ impl Labels {
 
     /// The set with `name` set to `value` (added, or replacing its value).
     pub fn with(&self, name: &str, value: &str) -> Labels {
-        let mut pairs: Vec<(String, String)> = self
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect();
-        pairs.push((name.to_string(), value.to_string()));
-        Labels::from_pairs(pairs)
+        self.iter().chain(std::iter::once((name, value))).collect()
     }
 
     /// The set without the pairs whose name `drop` accepts.
     pub fn without(&self, drop: impl Fn(&str) -> bool) -> Labels {
         self.iter().filter(|(n, _)| !drop(n)).collect()
     }
+}
 
-    /// Heap bytes this set holds (for memory budgets).
-    pub fn heap_bytes(&self) -> usize {
-        self.text.len() + self.ends.len() * std::mem::size_of::<usize>()
+/// Label sets up to this size are sorted in place: no allocation, and no sort compiled anew
+/// for the pair type (about 5 KB of wasm).
+const SMALL: usize = 16;
+
+/// Stable insertion sort by name.
+fn insertion_sort(pairs: &mut [(String, String)]) {
+    for i in 1..pairs.len() {
+        let mut j = i;
+        while j > 0 && pairs[j - 1].0 > pairs[j].0 {
+            pairs.swap(j - 1, j);
+            j -= 1;
+        }
     }
 }
 
@@ -159,8 +182,18 @@ impl<'a> IntoIterator for &'a Labels {
 }
 
 impl Ord for Labels {
+    /// The pairs' order is the order of their names and values read in turn, compared here
+    /// piece by piece (label sets are compared often: sorted, and kept in ordered sets).
     fn cmp(&self, other: &Self) -> Ordering {
-        self.iter().cmp(other.iter())
+        let (a, b) = (self.text.as_bytes(), other.text.as_bytes());
+        let (mut a0, mut b0) = (0, 0);
+        for (&a1, &b1) in self.ends.iter().zip(other.ends.iter()) {
+            match a.get(a0..a1).cmp(&b.get(b0..b1)) {
+                Ordering::Equal => (a0, b0) = (a1, b1),
+                unequal => return unequal,
+            }
+        }
+        self.ends.len().cmp(&other.ends.len())
     }
 }
 
@@ -252,7 +285,7 @@ mod tests {
             .collect()
     }
 
-    /// Random pair lists (repeated names, empty strings, multi-byte text): the set must agree
+    /// Random pair lists (repeated names, empty strings, multi-byte text, short and long): the set must agree
     /// with a map built by inserting the same pairs, in content, lookup, order and JSON.
     #[test]
     fn agrees_with_a_map_of_strings() {
@@ -274,22 +307,29 @@ mod tests {
             seed ^= seed << 17;
             (seed % m as u64) as usize
         };
+        // Names beyond the words, so that long sets have more than SMALL distinct names.
+        let names: Vec<String> = words
+            .iter()
+            .map(|w| w.to_string())
+            .chain((0..40).map(|i| format!("k{i}")))
+            .collect();
         let mut sets = Vec::new();
-        for _ in 0..2000 {
-            let n = next(6);
+        let mut long = 0;
+        for i in 0..2000 {
+            // Every tenth with many names, so both sorts and both lookups are checked.
+            let (n, pool) = match i % 10 {
+                0 => (next(4 * SMALL), names.len()),
+                _ => (next(6), words.len()),
+            };
             let pairs: Vec<(String, String)> = (0..n)
-                .map(|_| {
-                    (
-                        words[next(words.len())].into(),
-                        words[next(words.len())].into(),
-                    )
-                })
+                .map(|_| (names[next(pool)].clone(), words[next(words.len())].into()))
                 .collect();
             let map: BTreeMap<String, String> = pairs.iter().cloned().collect();
             let labels = Labels::from_pairs(pairs);
             assert_eq!(as_map(&labels), map);
             assert_eq!(labels.len(), map.len());
-            for w in words {
+            long += usize::from(labels.len() > SMALL);
+            for w in names.iter().chain([&"k".to_string(), &"zzz".to_string()]) {
                 assert_eq!(labels.get(w), map.get(w).map(String::as_str));
             }
             assert_eq!(
@@ -300,6 +340,7 @@ mod tests {
             assert_eq!(back, labels);
             sets.push((labels, map));
         }
+        assert!(long > 50, "{long} sets past SMALL");
         for (a, am) in sets.iter().take(300) {
             for (b, bm) in &sets {
                 assert_eq!(a.cmp(b), am.cmp(bm));
