@@ -1157,27 +1157,25 @@ impl Store {
             return Ok(());
         };
         open.pairs.push(pair);
-        if !self.lean {
-            if let Some(s) = fam.series.get_mut(open.at) {
-                // A row per label: rebuilt per row, as `current` scans the labels per row.
-                s.labels = Arc::new(s.labels.with(key, value));
-            }
-        }
         Ok(())
     }
 
-    /// The info series of the section are complete: a lean read gives each its label set
-    /// (one shared copy per distinct set).
+    /// The info series of the section are complete: each gets its label set (one shared
+    /// copy per distinct set).
     fn close_info(&mut self) {
-        let open = self.info.close();
-        if !self.lean {
-            return;
-        }
-        for mut o in open {
+        for mut o in self.info.close() {
             crate::sort::sort_by(&mut o.pairs, |a, b| a.cmp(b));
             let labels = self.info.labels(o.pairs);
-            if let Some(s) = self.lean_series.get_mut(o.at) {
-                s.labels = labels;
+            let series = if self.lean {
+                self.lean_series.get_mut(o.at).map(|s| &mut s.labels)
+            } else {
+                let family = self.families.list.get_mut(o.family as usize);
+                family
+                    .and_then(|f| f.series.get_mut(o.at))
+                    .map(|s| &mut s.labels)
+            };
+            if let Some(slot) = series {
+                *slot = labels;
             }
         }
     }
@@ -1499,13 +1497,14 @@ struct InfoSeries {
     open: Vec<OpenInfo>,
     /// Label names and values, each once (`OpenInfo::pairs` holds their ids).
     strings: Strings,
-    /// Label sets of closed series of a lean read by their sorted pairs (see [`pairs_key`]):
+    /// Label sets of closed series by their sorted pairs (see [`pairs_key`]):
     /// index in `set_list`, one copy each.
     sets: HashMap<Vec<u8>, u32>,
     set_list: Vec<Arc<Labels>>,
 }
 
 struct OpenInfo {
+    family: u32,
     /// The series: its index in its family (full read) or among the lean series.
     at: usize,
     /// (name, value) ids of its labels so far.
@@ -1528,6 +1527,7 @@ impl InfoSeries {
         self.current
             .insert(pair_key(endpoint, family).to_vec(), slot);
         self.open.push(OpenInfo {
+            family,
             at,
             pairs: Vec::new(),
         });
