@@ -27,9 +27,8 @@ impl Labels {
 
     /// Pairs in any order; of a repeated name the last value stands, as a map's insert would.
     pub fn from_pairs(mut pairs: Vec<(String, String)>) -> Self {
-        // Stable, so equal names keep their order and the last one can win.
-        // Most sets come sorted already. crate::sort, not std's sort compiled anew for the
-        // pair type (about 5 KB of wasm).
+        // Most sets come sorted. The sort is stable, so the last of equal names can win, and
+        // crate::sort's, not std's compiled anew for the pair type (about 5 KB of wasm).
         if !pairs.is_sorted_by(|a, b| a.0 <= b.0) {
             crate::sort::sort_by(&mut pairs, |a, b| a.0.cmp(&b.0));
         }
