@@ -368,7 +368,7 @@ fn add_family(
     fam.in_warmup |= warmup;
     add(&mut fam.series, family.series.len());
     for s in &family.series {
-        fam.endpoints.insert(s.endpoint_url.clone());
+        fam.endpoints.insert(s.endpoint_url.to_string());
         let ep = endpoints.get_or_default(&s.endpoint_url);
         ep.families.insert(canonical_family(&family.name));
         if let Some(e) = engine_prefix(&family.name) {
@@ -487,7 +487,8 @@ pub fn inspect_run(run: &Run) -> RunInspection {
                     if !s.timeslices.is_empty() {
                         evidence.counter_series_with_timeslices += 1;
                     }
-                    if matches!(&s.stats, crate::model::Stats::Counter(c) if c.total.is_some()) {
+                    if matches!(&s.stats, crate::model::Stats::Counter(c) if c.total.get().is_some())
+                    {
                         evidence.counter_series_with_totals += 1;
                     }
                 }

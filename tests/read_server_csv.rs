@@ -37,7 +37,7 @@ fn family<'a>(e: &'a ServerMetricsExport, name: &str) -> &'a Family {
 
 fn counter_total(s: &Stats) -> Option<f64> {
     match s {
-        Stats::Counter(c) => c.total,
+        Stats::Counter(c) => c.total.get(),
         _ => panic!("not a counter: {s:?}"),
     }
 }
@@ -68,7 +68,7 @@ fn real_files_shape() {
         assert_eq!(names, sorted);
         for f in &e.metrics {
             for s in &f.series {
-                assert_eq!(s.endpoint_url, format!("http://localhost:{port}/metrics"));
+                assert_eq!(&*s.endpoint_url, format!("http://localhost:{port}/metrics"));
                 assert!(s.timeslices.is_empty());
                 assert_eq!(s.buckets.is_some(), f.metric_type == MetricType::Histogram);
             }
@@ -116,11 +116,11 @@ fn prompt_tokens_by_source_per_label() {
     let Stats::Counter(c) = &s.stats else {
         panic!()
     };
-    assert_eq!(c.rate, Some(4873.1159));
-    assert_eq!(c.rate_avg, Some(4873.2912));
-    assert_eq!(c.rate_min, Some(0.0));
-    assert_eq!(c.rate_max, Some(243355.0));
-    assert_eq!(c.rate_std, Some(24552.3101));
+    assert_eq!(c.rate.get(), Some(4873.1159));
+    assert_eq!(c.rate_avg.get(), Some(4873.2912));
+    assert_eq!(c.rate_min.get(), Some(0.0));
+    assert_eq!(c.rate_max.get(), Some(243355.0));
+    assert_eq!(c.rate_std.get(), Some(24552.3101));
 }
 
 #[test]
@@ -133,10 +133,10 @@ fn gauge_values_and_quoted_description() {
         panic!()
     };
     assert_eq!(
-        (g.avg, g.min, g.max),
+        (g.avg.get(), g.min.get(), g.max.get()),
         (Some(0.0706), Some(0.0), Some(0.1378))
     );
-    assert_eq!(g.p99, Some(0.1365));
+    assert_eq!(g.p99.get(), Some(0.1365));
     // A quoted description with commas.
     let f = family(&e, "http_requests");
     assert_eq!(
@@ -167,9 +167,9 @@ fn histogram_buckets_in_order() {
     let Stats::Histogram(h) = &s.stats else {
         panic!()
     };
-    assert_eq!(h.count, Some(195.0));
-    assert_eq!(h.sum, Some(4964.0747));
-    assert_eq!(h.p99_estimate, Some(187.3008));
+    assert_eq!(h.count.get(), Some(195.0));
+    assert_eq!(h.sum.get(), Some(4964.0747));
+    assert_eq!(h.p99_estimate.get(), Some(187.3008));
     let b = s.buckets.as_ref().unwrap();
     let les: Vec<_> = b.iter().map(|b| b.le.as_str()).collect();
     assert_eq!(
@@ -206,7 +206,7 @@ fn info_section_becomes_gauges() {
     assert_eq!(f.description, "Python platform information");
     assert_eq!(f.series.len(), 1);
     let s = &f.series[0];
-    assert_eq!(s.endpoint_url, "http://localhost:8889/metrics");
+    assert_eq!(&*s.endpoint_url, "http://localhost:8889/metrics");
     let l: Vec<_> = s.labels.iter().collect();
     assert_eq!(
         l,
@@ -219,7 +219,10 @@ fn info_section_becomes_gauges() {
         ]
     );
     let Stats::Gauge(g) = &s.stats else { panic!() };
-    assert_eq!((g.avg, g.min, g.max), (Some(1.0), Some(1.0), Some(1.0)));
+    assert_eq!(
+        (g.avg.get(), g.min.get(), g.max.get()),
+        (Some(1.0), Some(1.0), Some(1.0))
+    );
     let f = family(&e, "vllm:cache_config_info");
     assert_eq!(f.series.len(), 1);
     assert_eq!(f.series[0].labels.len(), 28);
@@ -239,7 +242,7 @@ fn info_repeated_key_starts_new_series() {
     assert_eq!(f.series.len(), 3);
     assert_eq!(f.series[0].labels.len(), 2);
     assert_eq!(f.series[1].labels.get("a").unwrap(), "3");
-    assert_eq!(f.series[2].endpoint_url, "http://h:2/metrics");
+    assert_eq!(&*f.series[2].endpoint_url, "http://h:2/metrics");
 }
 
 #[test]
@@ -278,14 +281,17 @@ fn endpoint_url_reconstruction() {
     let e = read_str(csv).unwrap();
     let f = family(&e, "c");
     assert_eq!(
-        f.series[0].endpoint_url,
+        &*f.series[0].endpoint_url,
         "http://10.0.0.1:30000/prefill/metrics"
     );
-    assert_eq!(f.series[1].endpoint_url, "http://decode-0:8000/metrics");
+    assert_eq!(&*f.series[1].endpoint_url, "http://decode-0:8000/metrics");
     let Stats::Counter(c) = &f.series[1].stats else {
         panic!()
     };
-    assert_eq!((c.total, c.rate, c.rate_avg), (Some(3.0), None, None));
+    assert_eq!(
+        (c.total.get(), c.rate.get(), c.rate_avg.get()),
+        (Some(3.0), None, None)
+    );
     // No comment header: schema unknown, still read.
     assert_eq!(e.schema_version, None);
 }
@@ -305,7 +311,10 @@ fn columns_found_by_name_in_any_order() {
     let Stats::Histogram(h) = &s.stats else {
         panic!()
     };
-    assert_eq!((h.sum, h.count, h.avg), (Some(7.5), Some(5.0), None));
+    assert_eq!(
+        (h.sum.get(), h.count.get(), h.avg.get()),
+        (Some(7.5), Some(5.0), None)
+    );
     assert_eq!(s.buckets.as_ref().unwrap().len(), 2);
 }
 

@@ -40,7 +40,7 @@ fn bucket_keys(s: &Series) -> Vec<&str> {
 
 fn counter_total(s: &Series) -> Option<f64> {
     match &s.stats {
-        Stats::Counter(c) => c.total,
+        Stats::Counter(c) => c.total.get(),
         other => panic!("not a counter: {other:?}"),
     }
 }
@@ -110,13 +110,13 @@ fn doc_vllm_1_endpoint_timeslices() {
     assert_eq!(tb.last().map(|b| b.le.as_str()), Some("+Inf"));
     match &h.stats {
         Stats::Histogram(hs) => {
-            assert_eq!(hs.count, Some(19.0));
-            assert_eq!(hs.p99_estimate, Some(31.77));
+            assert_eq!(hs.count.get(), Some(19.0));
+            assert_eq!(hs.p99_estimate.get(), Some(31.77));
         }
         other => panic!("{other:?}"),
     }
     let g = &family(&e.metrics, "vllm:kv_cache_usage_perc").series[0];
-    assert!(matches!(&g.stats, Stats::Gauge(gs) if gs.p5 == Some(0.178)));
+    assert!(matches!(&g.stats, Stats::Gauge(gs) if gs.p5.get() == Some(0.178)));
     assert_eq!(g.timeslices[0].max, Some(0.191));
 }
 
@@ -138,7 +138,7 @@ fn doc_vllm_3_endpoint_minimal() {
         Some(1765529029554057293)
     );
     let rs = family(&e.metrics, "vllm:request_success");
-    let urls: Vec<&str> = rs.series.iter().map(|s| s.endpoint_url.as_str()).collect();
+    let urls: Vec<&str> = rs.series.iter().map(|s| &*s.endpoint_url).collect();
     assert_eq!(
         urls,
         [
@@ -186,7 +186,9 @@ fn doc_series_shapes_by_type() {
 
     let g = &family(&e.metrics, "gauge_constant").series[0];
     assert_eq!(g.labels.get("dynamo_component").unwrap(), "prefill");
-    assert!(matches!(&g.stats, Stats::Gauge(s) if s.p50 == Some(1024.0) && s.std == Some(0.0)));
+    assert!(
+        matches!(&g.stats, Stats::Gauge(s) if s.p50.get() == Some(1024.0) && s.std.get() == Some(0.0))
+    );
 
     let c = &family(&e.metrics, "counter_with_timeslices").series[0];
     assert_eq!(counter_total(c), Some(318092.0));
@@ -194,7 +196,7 @@ fn doc_series_shapes_by_type() {
     assert_eq!(c.timeslices[1].rate, Some(37066.5));
     let idle = &family(&e.metrics, "counter_no_activity").series[0];
     assert!(
-        matches!(&idle.stats, Stats::Counter(s) if s.total == Some(0.0) && s.rate_avg.is_none())
+        matches!(&idle.stats, Stats::Counter(s) if s.total.get() == Some(0.0) && s.rate_avg.get().is_none())
     );
 
     let h = &family(&e.metrics, "histogram_with_timeslices").series[0];
@@ -207,9 +209,9 @@ fn doc_series_shapes_by_type() {
     let empty = &family(&e.metrics, "histogram_no_observations").series[0];
     match &empty.stats {
         Stats::Histogram(s) => {
-            assert_eq!(s.count, Some(0.0));
-            assert_eq!(s.sum, None);
-            assert_eq!(s.avg, None);
+            assert_eq!(s.count.get(), Some(0.0));
+            assert_eq!(s.sum.get(), None);
+            assert_eq!(s.avg.get(), None);
         }
         other => panic!("{other:?}"),
     }
@@ -295,7 +297,7 @@ fn handmade_schema_1_1_keeps_phases_apart() {
     let warm = &family(&e.warmup_metrics, "vllm:prompt_tokens").series[0];
     assert_eq!(counter_total(prof), Some(81920.0));
     assert_eq!(counter_total(warm), Some(4096.0));
-    assert!(matches!(&prof.stats, Stats::Counter(c) if c.rate_avg.is_none()));
+    assert!(matches!(&prof.stats, Stats::Counter(c) if c.rate_avg.get().is_none()));
     assert_eq!(prof.timeslices.len(), 2);
     assert!(prof.timeslices[0].is_complete);
     assert!(!prof.timeslices[1].is_complete);
@@ -308,8 +310,10 @@ fn handmade_schema_1_1_keeps_phases_apart() {
 
     let g_prof = &family(&e.metrics, "vllm:kv_cache_usage_perc").series[0];
     let g_warm = &family(&e.warmup_metrics, "vllm:kv_cache_usage_perc").series[0];
-    assert!(matches!(&g_prof.stats, Stats::Gauge(g) if g.avg == Some(0.42)));
-    assert!(matches!(&g_warm.stats, Stats::Gauge(g) if g.avg == Some(0.05) && g.p50.is_none()));
+    assert!(matches!(&g_prof.stats, Stats::Gauge(g) if g.avg.get() == Some(0.42)));
+    assert!(
+        matches!(&g_warm.stats, Stats::Gauge(g) if g.avg.get() == Some(0.05) && g.p50.get().is_none())
+    );
 
     let h = &family(&e.metrics, "vllm:time_to_first_token_seconds").series[0];
     assert_eq!(bucket_keys(h).last(), Some(&"+Inf"));
@@ -379,15 +383,15 @@ fn field_order_unknown_fields_and_nulls() {
     let s = &g.series[0];
     assert!(s.labels.is_empty());
     assert!(
-        matches!(&s.stats, Stats::Gauge(st) if st.avg == Some(2.5) && st.max == Some(3.0) && st.min.is_none())
+        matches!(&s.stats, Stats::Gauge(st) if st.avg.get() == Some(2.5) && st.max.get() == Some(3.0) && st.min.get().is_none())
     );
     assert!(s.timeslices[0].is_complete, "null is_complete = complete");
     assert_eq!(s.timeslices[0].start_ns, 1765529006843416914);
     let h = family(&e.metrics, "a_hist");
-    assert!(matches!(&h.series[0].stats, Stats::Histogram(st) if st.count.is_none()));
+    assert!(matches!(&h.series[0].stats, Stats::Histogram(st) if st.count.get().is_none()));
     assert_eq!(h.series[0].buckets, None);
     assert!(h.series[0].timeslices.is_empty());
-    assert!(matches!(&h.series[1].stats, Stats::Histogram(st) if st.count == Some(0.0)));
+    assert!(matches!(&h.series[1].stats, Stats::Histogram(st) if st.count.get() == Some(0.0)));
     assert_eq!(e.summary.start_time, None);
     assert_eq!(e.summary.endpoint_info["u"].first_fetch_ns, None);
     assert_eq!(e.summary.phase_time_ranges.warmup, None);

@@ -344,24 +344,26 @@ impl Evidence {
                     e.phase_scoped |= phase_scoped;
                     if warmup {
                         let rare = e.rare_mut();
-                        rare.warmup_total = c.total;
+                        rare.warmup_total = c.total.get();
                         rare.warmup_slices = slices_of(s);
                     } else {
-                        e.stats_total = c.total.into();
+                        e.stats_total = c.total;
                         e.slices = slices_of(s);
                     }
                 }
                 Stats::Gauge(g) if !warmup => {
                     if f.name == PROCESS_START {
-                        if let (Some(lo), Some(hi)) = (g.min, g.max) {
+                        if let (Some(lo), Some(hi)) = (g.min.get(), g.max.get()) {
                             self.process_start_stats
-                                .insert(s.endpoint_url.clone(), (lo, hi));
+                                .insert(s.endpoint_url.to_string(), (lo, hi));
                         }
                     }
-                    self.gauges.insert(key, StatPair::new(g.avg, g.max));
+                    self.gauges
+                        .insert(key, StatPair::new(g.avg.get(), g.max.get()));
                 }
                 Stats::Histogram(h) if !warmup => {
-                    self.histograms.insert(key, StatPair::new(h.count, h.sum));
+                    self.histograms
+                        .insert(key, StatPair::new(h.count.get(), h.sum.get()));
                 }
                 _ => {}
             }

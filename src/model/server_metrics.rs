@@ -140,7 +140,10 @@ pub struct Family {
 /// Identity = (family, endpoint_url, labels).
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Series {
-    pub endpoint_url: String,
+    /// Shared: a reader gives the series of one endpoint one copy.
+    #[serde(serialize_with = "str_ser")]
+    #[schemars(with = "String")]
+    pub endpoint_url: Arc<str>,
     /// Shared: a reader may give every series with the same label set one copy.
     #[serde(serialize_with = "labels_ser")]
     pub labels: Arc<Labels>,
@@ -168,47 +171,47 @@ pub enum Stats {
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 pub struct CounterStats {
-    pub total: Option<f64>,
-    pub rate: Option<f64>,
-    pub rate_avg: Option<f64>,
-    pub rate_min: Option<f64>,
-    pub rate_max: Option<f64>,
-    pub rate_std: Option<f64>,
+    pub total: OptF64,
+    pub rate: OptF64,
+    pub rate_avg: OptF64,
+    pub rate_min: OptF64,
+    pub rate_max: OptF64,
+    pub rate_std: OptF64,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 pub struct GaugeStats {
-    pub avg: Option<f64>,
-    pub min: Option<f64>,
-    pub max: Option<f64>,
-    pub std: Option<f64>,
-    pub p1: Option<f64>,
-    pub p5: Option<f64>,
-    pub p10: Option<f64>,
-    pub p25: Option<f64>,
-    pub p50: Option<f64>,
-    pub p75: Option<f64>,
-    pub p90: Option<f64>,
-    pub p95: Option<f64>,
-    pub p99: Option<f64>,
+    pub avg: OptF64,
+    pub min: OptF64,
+    pub max: OptF64,
+    pub std: OptF64,
+    pub p1: OptF64,
+    pub p5: OptF64,
+    pub p10: OptF64,
+    pub p25: OptF64,
+    pub p50: OptF64,
+    pub p75: OptF64,
+    pub p90: OptF64,
+    pub p95: OptF64,
+    pub p99: OptF64,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, schemars::JsonSchema)]
 pub struct HistogramStats {
-    pub count: Option<f64>,
-    pub count_rate: Option<f64>,
-    pub sum: Option<f64>,
-    pub sum_rate: Option<f64>,
-    pub avg: Option<f64>,
-    pub p1_estimate: Option<f64>,
-    pub p5_estimate: Option<f64>,
-    pub p10_estimate: Option<f64>,
-    pub p25_estimate: Option<f64>,
-    pub p50_estimate: Option<f64>,
-    pub p75_estimate: Option<f64>,
-    pub p90_estimate: Option<f64>,
-    pub p95_estimate: Option<f64>,
-    pub p99_estimate: Option<f64>,
+    pub count: OptF64,
+    pub count_rate: OptF64,
+    pub sum: OptF64,
+    pub sum_rate: OptF64,
+    pub avg: OptF64,
+    pub p1_estimate: OptF64,
+    pub p5_estimate: OptF64,
+    pub p10_estimate: OptF64,
+    pub p25_estimate: OptF64,
+    pub p50_estimate: OptF64,
+    pub p75_estimate: OptF64,
+    pub p90_estimate: OptF64,
+    pub p95_estimate: OptF64,
+    pub p99_estimate: OptF64,
 }
 
 /// One timeslice. Which value fields are present depends on the family type:
@@ -227,6 +230,10 @@ pub struct Timeslice {
     pub count: Option<f64>,
     pub sum: Option<f64>,
     pub buckets: Option<Vec<Bucket>>,
+}
+
+fn str_ser<S: serde::Serializer>(v: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(v)
 }
 
 fn labels_ser<S: serde::Serializer>(v: &Arc<Labels>, s: S) -> Result<S::Ok, S::Error> {
@@ -278,7 +285,7 @@ impl ServerMetricsExport {
 pub struct CsvLean {
     /// Endpoint URLs (as [`Series::endpoint_url`]), each once; [`CsvSeries::endpoint`]
     /// indexes this list.
-    pub endpoint_urls: Vec<String>,
+    pub endpoint_urls: Vec<Arc<str>>,
     /// In the order of a full read: by family (as [`ServerMetricsExport::metrics`]), then as
     /// the rows come.
     pub series: Vec<CsvSeries>,
@@ -325,9 +332,9 @@ impl CsvSeries {
     /// The stats a lean read keeps of a full read's series, by its stats' kind.
     pub fn values_of(stats: &Stats) -> [Option<f64>; 3] {
         match stats {
-            Stats::Counter(c) => [c.total, None, None],
-            Stats::Gauge(g) => [g.avg, g.min, g.max],
-            Stats::Histogram(h) => [h.count, h.sum, None],
+            Stats::Counter(c) => [c.total.get(), None, None],
+            Stats::Gauge(g) => [g.avg.get(), g.min.get(), g.max.get()],
+            Stats::Histogram(h) => [h.count.get(), h.sum.get(), None],
         }
     }
 }
@@ -337,18 +344,18 @@ impl CsvLean {
     pub fn url(&self, s: &CsvSeries) -> &str {
         self.endpoint_urls
             .get(s.endpoint as usize)
-            .map_or("", String::as_str)
+            .map_or("", |u| u)
     }
 
     /// The lean form of a full read's families (the same series in the same order), so that
     /// accounting takes both reads one way.
     pub fn of_families(families: &[Family]) -> CsvLean {
         let mut lean = CsvLean::default();
-        let mut ids: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        let mut ids: std::collections::HashMap<Arc<str>, u32> = std::collections::HashMap::new();
         for (fi, f) in families.iter().enumerate() {
             let family = u32::try_from(fi).unwrap_or(u32::MAX);
             for s in &f.series {
-                let endpoint = match ids.get(s.endpoint_url.as_str()) {
+                let endpoint = match ids.get(&*s.endpoint_url) {
                     Some(&id) => id,
                     None => {
                         let id = u32::try_from(lean.endpoint_urls.len()).unwrap_or(u32::MAX);

@@ -732,43 +732,43 @@ impl StatKind {
     fn stats(self, v: &[Option<f64>; STATS_MAX]) -> Stats {
         match self {
             StatKind::Gauge => Stats::Gauge(GaugeStats {
-                avg: v[0],
-                min: v[1],
-                max: v[2],
-                std: v[3],
-                p1: v[4],
-                p5: v[5],
-                p10: v[6],
-                p25: v[7],
-                p50: v[8],
-                p75: v[9],
-                p90: v[10],
-                p95: v[11],
-                p99: v[12],
+                avg: v[0].into(),
+                min: v[1].into(),
+                max: v[2].into(),
+                std: v[3].into(),
+                p1: v[4].into(),
+                p5: v[5].into(),
+                p10: v[6].into(),
+                p25: v[7].into(),
+                p50: v[8].into(),
+                p75: v[9].into(),
+                p90: v[10].into(),
+                p95: v[11].into(),
+                p99: v[12].into(),
             }),
             StatKind::Counter => Stats::Counter(CounterStats {
-                total: v[0],
-                rate: v[1],
-                rate_avg: v[2],
-                rate_min: v[3],
-                rate_max: v[4],
-                rate_std: v[5],
+                total: v[0].into(),
+                rate: v[1].into(),
+                rate_avg: v[2].into(),
+                rate_min: v[3].into(),
+                rate_max: v[4].into(),
+                rate_std: v[5].into(),
             }),
             StatKind::Histogram => Stats::Histogram(HistogramStats {
-                count: v[0],
-                count_rate: v[1],
-                sum: v[2],
-                sum_rate: v[3],
-                avg: v[4],
-                p1_estimate: v[5],
-                p5_estimate: v[6],
-                p10_estimate: v[7],
-                p25_estimate: v[8],
-                p50_estimate: v[9],
-                p75_estimate: v[10],
-                p90_estimate: v[11],
-                p95_estimate: v[12],
-                p99_estimate: v[13],
+                count: v[0].into(),
+                count_rate: v[1].into(),
+                sum: v[2].into(),
+                sum_rate: v[3].into(),
+                avg: v[4].into(),
+                p1_estimate: v[5].into(),
+                p5_estimate: v[6].into(),
+                p10_estimate: v[7].into(),
+                p25_estimate: v[8].into(),
+                p50_estimate: v[9].into(),
+                p75_estimate: v[10].into(),
+                p90_estimate: v[11].into(),
+                p95_estimate: v[12].into(),
+                p99_estimate: v[13].into(),
             }),
         }
     }
@@ -1070,7 +1070,7 @@ impl Store {
                 .push(CsvSeries::new(family, endpoint, labels, values));
         } else {
             fam.series.push(Series {
-                endpoint_url: self.endpoints.url(endpoint).to_string(),
+                endpoint_url: self.endpoints.shared_url(endpoint),
                 labels,
                 stats,
                 timeslices: Vec::new(),
@@ -1136,12 +1136,12 @@ impl Store {
                     self.lean_series.len() - 1
                 } else {
                     fam.series.push(Series {
-                        endpoint_url: self.endpoints.url(endpoint).to_string(),
+                        endpoint_url: self.endpoints.shared_url(endpoint),
                         labels: Arc::default(),
                         stats: Stats::Gauge(GaugeStats {
-                            avg: one,
-                            min: one,
-                            max: one,
+                            avg: one.into(),
+                            min: one.into(),
+                            max: one.into(),
                             ..GaugeStats::default()
                         }),
                         timeslices: Vec::new(),
@@ -1345,7 +1345,7 @@ struct Endpoints {
     last: usize,
     /// Two display forms may give one URL (`h:1` and `http://h:1/metrics`): one endpoint.
     by_url: HashMap<String, u32>,
-    urls: Vec<String>,
+    urls: Vec<Arc<str>>,
 }
 
 impl Endpoints {
@@ -1369,8 +1369,8 @@ impl Endpoints {
             Some(&id) => id,
             None => {
                 let id = u32::try_from(self.urls.len()).unwrap_or(u32::MAX);
-                self.by_url.insert(url.clone(), id);
-                self.urls.push(url);
+                self.urls.push(Arc::from(url.as_str()));
+                self.by_url.insert(url, id);
                 id
             }
         };
@@ -1382,7 +1382,15 @@ impl Endpoints {
     }
 
     fn url(&self, id: u32) -> &str {
-        self.urls.get(id as usize).map_or("", String::as_str)
+        self.urls.get(id as usize).map_or("", |u| u)
+    }
+
+    /// The endpoint's URL, one copy for all its series.
+    fn shared_url(&self, id: u32) -> Arc<str> {
+        self.urls
+            .get(id as usize)
+            .cloned()
+            .unwrap_or_else(|| Arc::from(""))
     }
 }
 

@@ -39,7 +39,7 @@ use crate::read::FamilyFilter;
 use crate::strmap::StrMap;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::io::Read;
 use std::marker::PhantomData;
@@ -271,43 +271,43 @@ impl RawStats {
     fn into_stats(self, t: MetricType) -> Stats {
         match t {
             MetricType::Counter => Stats::Counter(CounterStats {
-                total: total(self.total),
-                rate: self.rate,
-                rate_avg: self.rate_avg,
-                rate_min: self.rate_min,
-                rate_max: self.rate_max,
-                rate_std: self.rate_std,
+                total: total(self.total).into(),
+                rate: self.rate.into(),
+                rate_avg: self.rate_avg.into(),
+                rate_min: self.rate_min.into(),
+                rate_max: self.rate_max.into(),
+                rate_std: self.rate_std.into(),
             }),
             MetricType::Gauge | MetricType::Unknown => Stats::Gauge(GaugeStats {
-                avg: self.avg,
-                min: self.min,
-                max: self.max,
-                std: self.std,
-                p1: self.p1,
-                p5: self.p5,
-                p10: self.p10,
-                p25: self.p25,
-                p50: self.p50,
-                p75: self.p75,
-                p90: self.p90,
-                p95: self.p95,
-                p99: self.p99,
+                avg: self.avg.into(),
+                min: self.min.into(),
+                max: self.max.into(),
+                std: self.std.into(),
+                p1: self.p1.into(),
+                p5: self.p5.into(),
+                p10: self.p10.into(),
+                p25: self.p25.into(),
+                p50: self.p50.into(),
+                p75: self.p75.into(),
+                p90: self.p90.into(),
+                p95: self.p95.into(),
+                p99: self.p99.into(),
             }),
             MetricType::Histogram => Stats::Histogram(HistogramStats {
-                count: hist_count(self.count),
-                count_rate: self.count_rate,
-                sum: self.sum,
-                sum_rate: self.sum_rate,
-                avg: self.avg,
-                p1_estimate: self.p1_estimate,
-                p5_estimate: self.p5_estimate,
-                p10_estimate: self.p10_estimate,
-                p25_estimate: self.p25_estimate,
-                p50_estimate: self.p50_estimate,
-                p75_estimate: self.p75_estimate,
-                p90_estimate: self.p90_estimate,
-                p95_estimate: self.p95_estimate,
-                p99_estimate: self.p99_estimate,
+                count: hist_count(self.count).into(),
+                count_rate: self.count_rate.into(),
+                sum: self.sum.into(),
+                sum_rate: self.sum_rate.into(),
+                avg: self.avg.into(),
+                p1_estimate: self.p1_estimate.into(),
+                p5_estimate: self.p5_estimate.into(),
+                p10_estimate: self.p10_estimate.into(),
+                p25_estimate: self.p25_estimate.into(),
+                p50_estimate: self.p50_estimate.into(),
+                p75_estimate: self.p75_estimate.into(),
+                p90_estimate: self.p90_estimate.into(),
+                p95_estimate: self.p95_estimate.into(),
+                p99_estimate: self.p99_estimate.into(),
             }),
         }
     }
@@ -388,9 +388,9 @@ struct RawSeriesStats {
 }
 
 impl RawSeriesStats {
-    fn into_series(self, t: MetricType) -> Series {
+    fn into_series(self, t: MetricType, urls: &mut Urls) -> Series {
         Series {
-            endpoint_url: self.endpoint_url,
+            endpoint_url: urls.share(self.endpoint_url),
             labels: Arc::new(self.labels.unwrap_or_default()),
             stats: self.stats.unwrap_or_default().into_stats(t),
             timeslices: Vec::new(),
@@ -417,7 +417,7 @@ struct RawCounterSeries {
 }
 
 impl RawCounterSeries {
-    fn into_series(self) -> Series {
+    fn into_series(self, urls: &mut Urls) -> Series {
         let stats_only = RawSeriesStats {
             endpoint_url: self.endpoint_url,
             labels: self.labels,
@@ -426,7 +426,7 @@ impl RawCounterSeries {
         };
         Series {
             counter_slices: self.timeslices.map_or_else(Arc::default, |l| l.0.into()),
-            ..stats_only.into_series(MetricType::Counter)
+            ..stats_only.into_series(MetricType::Counter, urls)
         }
     }
 }
@@ -486,7 +486,7 @@ impl Series {
 }
 
 impl RawSeries {
-    fn into_series(self, t: MetricType) -> Series {
+    fn into_series(self, t: MetricType, urls: &mut Urls) -> Series {
         let stats_only = RawSeriesStats {
             endpoint_url: self.endpoint_url,
             labels: self.labels,
@@ -500,7 +500,7 @@ impl RawSeries {
                 .into_iter()
                 .map(Timeslice::from)
                 .collect(),
-            ..stats_only.into_series(t)
+            ..stats_only.into_series(t, urls)
         }
     }
 }
@@ -527,8 +527,8 @@ fn first_large_count(
     for (i, s) in series.iter().enumerate() {
         let base = family.clone().key("series", 0).index(i);
         let stat = match &s.stats {
-            Stats::Counter(c) => count_of(c.total, None),
-            Stats::Histogram(h) => count_of(None, h.count),
+            Stats::Counter(c) => count_of(c.total.get(), None),
+            Stats::Histogram(h) => count_of(None, h.count.get()),
             Stats::Gauge(_) => None,
         };
         if let Some((name, v)) = stat.filter(|(_, v)| count::too_large(*v)) {
@@ -794,6 +794,34 @@ struct ExportState {
     /// Take every series whole, never opening one: set only by the tests, which compare both
     /// ways of reading (every reader opens series since whole buffers are read in pieces).
     whole_series: bool,
+    urls: Urls,
+}
+
+/// One copy of each endpoint URL for all the series that name it: a run has a few endpoints
+/// and may have hundreds of thousands of series.
+#[derive(Default)]
+struct Urls {
+    all: BTreeSet<Arc<str>>,
+    /// The URL given last: the series of one endpoint mostly come together.
+    last: Option<Arc<str>>,
+}
+
+impl Urls {
+    fn share(&mut self, url: String) -> Arc<str> {
+        if let Some(last) = self.last.as_ref().filter(|l| ***l == *url) {
+            return Arc::clone(last);
+        }
+        let shared = match self.all.get(url.as_str()) {
+            Some(known) => Arc::clone(known),
+            None => {
+                let new: Arc<str> = Arc::from(url);
+                self.all.insert(Arc::clone(&new));
+                new
+            }
+        };
+        self.last = Some(Arc::clone(&shared));
+        shared
+    }
 }
 
 /// Whether serde_json stopped at the end of `bytes`: a value cut short by the end of a chunk
@@ -1237,22 +1265,22 @@ impl ExportState {
         let series = match fam.metric_type {
             Some(t @ MetricType::Histogram) if lean => self
                 .parse_in::<RawSeriesStats>(v, &prefix, Some(t), None)?
-                .into_series(t),
+                .into_series(t, &mut self.urls),
             Some(t @ (MetricType::Gauge | MetricType::Unknown)) if lean => self
                 .parse_in::<RawSeriesStats>(v, &prefix, Some(t), None)?
-                .into_series(t),
+                .into_series(t, &mut self.urls),
             Some(t @ MetricType::Counter) if lean => self
                 .parse_in::<RawCounterSeries>(v, &prefix, Some(t), None)?
-                .into_series(),
+                .into_series(&mut self.urls),
             Some(t @ MetricType::Counter) => self
                 .parse_in::<RawSeries>(v, &prefix, Some(t), None)?
-                .into_series(t),
+                .into_series(t, &mut self.urls),
             Some(t @ MetricType::Histogram) => self
                 .parse_in::<RawSeries>(v, &prefix, Some(t), None)?
-                .into_series(t),
+                .into_series(t, &mut self.urls),
             Some(t) => self
                 .parse_in::<RawSeries>(v, &prefix, Some(t), None)?
-                .into_series(t),
+                .into_series(t, &mut self.urls),
             None => {
                 let raw = self.parse_in::<RawSeries>(v, &prefix, None, None)?;
                 self.add_series(vec![raw]);
@@ -1288,7 +1316,7 @@ impl ExportState {
         if let Some(raw) = fam.untyped {
             let typed: Vec<Series> = raw
                 .into_iter()
-                .map(|r| r.into_series(metric_type))
+                .map(|r| r.into_series(metric_type, &mut self.urls))
                 .collect();
             let family_path = OwnedPath::default()
                 .key(section_name, 0)
@@ -1448,7 +1476,7 @@ impl OpenSeries {
         }
     }
 
-    fn into_series(self) -> Option<Series> {
+    fn into_series(self, urls: &mut Urls) -> Option<Series> {
         let stats_only = RawSeriesStats {
             endpoint_url: self.endpoint_url?,
             labels: self.labels,
@@ -1457,7 +1485,7 @@ impl OpenSeries {
         };
         Some(Series {
             counter_slices: self.slices.into(),
-            ..stats_only.into_series(self.metric_type)
+            ..stats_only.into_series(self.metric_type, urls)
         })
     }
 }
@@ -1597,7 +1625,7 @@ impl ExportState {
             return Ok(());
         };
         let prefix = open.prefix.clone();
-        let Some(series) = open.into_series() else {
+        let Some(series) = open.into_series(&mut self.urls) else {
             return Err(ReadError::new(
                 ErrorCode::JsonShape,
                 &self.file,
@@ -1813,7 +1841,7 @@ mod tests {
         let f = &e.metrics[0];
         assert_eq!(f.metric_type, MetricType::Counter);
         let s = &f.series[0];
-        assert!(matches!(&s.stats, Stats::Counter(c) if c.total == Some(5.0)));
+        assert!(matches!(&s.stats, Stats::Counter(c) if c.total.get() == Some(5.0)));
         assert_eq!(s.timeslices[0].start_ns, 1_765_529_006_843_416_914);
         assert!(s.timeslices[0].is_complete);
         assert!(!s.timeslices[1].is_complete);
@@ -1869,7 +1897,9 @@ mod tests {
             "series": [{"endpoint_url": "u", "stats": {"avg": 2, "total": 9}}]}}}"#;
         let e = read(s).expect("reads");
         assert_eq!(e.metrics[0].metric_type, MetricType::Unknown);
-        assert!(matches!(&e.metrics[0].series[0].stats, Stats::Gauge(g) if g.avg == Some(2.0)));
+        assert!(
+            matches!(&e.metrics[0].series[0].stats, Stats::Gauge(g) if g.avg.get() == Some(2.0))
+        );
     }
 
     #[test]

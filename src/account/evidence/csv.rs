@@ -265,7 +265,7 @@ fn csv_key_order(lean: &CsvLean) -> Vec<usize> {
         .endpoint_urls
         .iter()
         .zip(0u32..)
-        .map(|(u, i)| (u.as_str(), i))
+        .map(|(u, i)| (&**u, i))
         .collect();
     crate::sort::sort_by(&mut by_url, |a, b| a.cmp(b));
     let mut rank = vec![0usize; by_url.len()];
