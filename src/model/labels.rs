@@ -14,10 +14,62 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 /// Ordered and compared as the sequence of its (name, value) pairs, as a map of them would be.
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Labels {
-    /// Each name followed by its value, pair after pair.
+    /// Each name and each value after its length, written as [`put_number`] does. One
+    /// allocation per set (offsets beside the text were a second, and a set is kept per
+    /// series); equal sets have equal texts.
     text: Box<str>,
-    /// The end of each name and of each value in `text`: two per pair.
-    ends: Box<[usize]>,
+}
+
+/// The lengths in a [`Labels`] text: six bits a byte, low bits first, [`MORE`] set on every
+/// byte but the last. Each byte is ASCII, so the text stays a `str` and is sliced at its
+/// pieces' bounds; a length below 64 takes one byte.
+fn put_number(out: &mut String, mut n: usize) {
+    loop {
+        let low = (n & usize::from(BITS)) as u8;
+        n >>= 6;
+        if n == 0 {
+            out.push(char::from(low));
+            return;
+        }
+        out.push(char::from(low | MORE));
+    }
+}
+
+const MORE: u8 = 0x40;
+const BITS: u8 = 0x3F;
+
+/// The bytes [`put_number`] writes for `n`.
+fn number_len(mut n: usize) -> usize {
+    let mut len = 1;
+    while n > usize::from(BITS) {
+        n >>= 6;
+        len += 1;
+    }
+    len
+}
+
+/// The number at `at` and the position after it.
+#[inline]
+fn take_number(text: &[u8], at: usize) -> Option<(usize, usize)> {
+    let byte = *text.get(at)?;
+    if byte & MORE == 0 {
+        return Some((usize::from(byte), at + 1));
+    }
+    take_long_number(text, at)
+}
+
+/// [`take_number`] of a number of more than one byte.
+fn take_long_number(text: &[u8], mut at: usize) -> Option<(usize, usize)> {
+    let (mut n, mut shift) = (0usize, 0u32);
+    loop {
+        let byte = *text.get(at)?;
+        at += 1;
+        n |= usize::from(byte & BITS).checked_shl(shift)?;
+        if byte & MORE == 0 {
+            return Some((n, at));
+        }
+        shift += 6;
+    }
 }
 
 impl Labels {
@@ -32,72 +84,51 @@ impl Labels {
         if !pairs.is_sorted_by(|a, b| a.0 <= b.0) {
             crate::sort::sort_by(&mut pairs, |a, b| a.0.cmp(&b.0));
         }
-        let len = pairs.iter().map(|(n, v)| n.len() + v.len()).sum();
-        let mut text = String::with_capacity(len);
-        let mut ends = Vec::with_capacity(pairs.len() * 2);
+        let kept = |i: usize| pairs.get(i + 1).is_none_or(|next| next.0 != pairs[i].0);
+        let mut len = 0;
         for (i, (name, value)) in pairs.iter().enumerate() {
-            if pairs.get(i + 1).is_some_and(|next| next.0 == *name) {
-                continue;
+            if kept(i) {
+                len += number_len(name.len()) + name.len() + number_len(value.len()) + value.len();
             }
-            text.push_str(name);
-            ends.push(text.len());
-            text.push_str(value);
-            ends.push(text.len());
+        }
+        let mut text = String::with_capacity(len);
+        for (i, (name, value)) in pairs.iter().enumerate() {
+            if kept(i) {
+                put_number(&mut text, name.len());
+                text.push_str(name);
+                put_number(&mut text, value.len());
+                text.push_str(value);
+            }
         }
         Self {
             text: text.into_boxed_str(),
-            ends: ends.into_boxed_slice(),
         }
     }
 
     pub fn len(&self) -> usize {
-        self.ends.len() / 2
+        self.iter().count()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.text.is_empty()
     }
 
-    /// The pair at `i` (below `len()`).
-    fn pair(&self, i: usize) -> (&str, &str) {
-        let start = if i == 0 { 0 } else { self.ends[2 * i - 1] };
-        let mid = self.ends[2 * i];
-        (
-            &self.text[start..mid],
-            &self.text[mid..self.ends[2 * i + 1]],
-        )
-    }
-
+    /// The value of `name`: a scan of the names, in order, until one is not below it (sets
+    /// are small; a scan is as fast as a search up to a dozen names or so).
     pub fn get(&self, name: &str) -> Option<&str> {
-        if self.len() <= SMALL {
-            return self.scan(name);
-        }
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let (n, v) = self.pair(mid);
-            match n.cmp(name) {
-                Ordering::Less => lo = mid + 1,
-                Ordering::Greater => hi = mid,
-                Ordering::Equal => return Some(v),
-            }
-        }
-        None
-    }
-
-    /// `get` of a small set: names in order, until one is not below `name`.
-    fn scan(&self, name: &str) -> Option<&str> {
         let text = self.text.as_bytes();
-        let mut start = 0;
-        for ends in self.ends.chunks_exact(2) {
-            let (mid, end) = (ends[0], ends[1]);
-            match text.get(start..mid)?.cmp(name.as_bytes()) {
-                Ordering::Less => start = end,
-                Ordering::Equal => return self.text.get(mid..end),
+        let mut at = 0;
+        loop {
+            let (len, name_at) = take_number(text, at)?;
+            let name_end = name_at.checked_add(len)?;
+            let (len, value_at) = take_number(text, name_end)?;
+            let value_end = value_at.checked_add(len)?;
+            match text.get(name_at..name_end)?.cmp(name.as_bytes()) {
+                Ordering::Less => at = value_end,
+                Ordering::Equal => return self.text.get(value_at..value_end),
                 Ordering::Greater => return None,
             }
         }
-        None
     }
 
     pub fn contains_key(&self, name: &str) -> bool {
@@ -107,8 +138,8 @@ impl Labels {
     /// (name, value) pairs in name order.
     pub fn iter(&self) -> Pairs<'_> {
         Pairs {
-            labels: self,
-            next: 0,
+            text: &self.text,
+            at: 0,
         }
     }
 
@@ -126,33 +157,31 @@ impl Labels {
     }
 }
 
-/// Label sets up to this size are looked up by a scan of their names.
-const SMALL: usize = 16;
-
 /// The pairs of a [`Labels`], in name order.
 pub struct Pairs<'a> {
-    labels: &'a Labels,
-    next: usize,
+    text: &'a str,
+    /// Where the next pair starts.
+    at: usize,
+}
+
+impl<'a> Pairs<'a> {
+    /// The next name or value.
+    fn piece(&mut self) -> Option<&'a str> {
+        let (len, start) = take_number(self.text.as_bytes(), self.at)?;
+        let end = start.checked_add(len)?;
+        let piece = self.text.get(start..end)?;
+        self.at = end;
+        Some(piece)
+    }
 }
 
 impl<'a> Iterator for Pairs<'a> {
     type Item = (&'a str, &'a str);
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.next >= self.labels.len() {
-            return None;
-        }
-        self.next += 1;
-        Some(self.labels.pair(self.next - 1))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.labels.len() - self.next;
-        (left, Some(left))
+        Some((self.piece()?, self.piece()?))
     }
 }
-
-impl ExactSizeIterator for Pairs<'_> {}
 
 impl<'a> IntoIterator for &'a Labels {
     type Item = (&'a str, &'a str);
@@ -164,18 +193,55 @@ impl<'a> IntoIterator for &'a Labels {
 }
 
 impl Ord for Labels {
-    /// The pairs' order is the order of their names and values read in turn, compared here
-    /// piece by piece (label sets are compared often: sorted, and kept in ordered sets).
+    /// The pairs' order is the order of their names and values read in turn. Label sets are
+    /// compared often (sorted, and kept in ordered sets), so the texts are compared as bytes
+    /// first: the pieces before their first difference are equal, and only the piece it is
+    /// in is compared as a string.
     fn cmp(&self, other: &Self) -> Ordering {
         let (a, b) = (self.text.as_bytes(), other.text.as_bytes());
-        let (mut a0, mut b0) = (0, 0);
-        for (&a1, &b1) in self.ends.iter().zip(other.ends.iter()) {
-            match a.get(a0..a1).cmp(&b.get(b0..b1)) {
-                Ordering::Equal => (a0, b0) = (a1, b1),
-                unequal => return unequal,
+        let Some(differ) = first_difference(a, b) else {
+            return Ordering::Equal;
+        };
+        let mut start = 0;
+        while start < differ {
+            match take_number(a, start) {
+                Some((len, after)) if after + len <= differ => start = after + len,
+                _ => break,
             }
         }
-        self.ends.len().cmp(&other.ends.len())
+        // Both texts are the same up to `start`, where a piece starts or one text ends.
+        piece_at(a, start).cmp(&piece_at(b, start))
+    }
+}
+
+/// The piece (name or value) whose length is at `start`; `None` at the end.
+fn piece_at(text: &[u8], start: usize) -> Option<&[u8]> {
+    let (len, after) = take_number(text, start)?;
+    text.get(after..after.checked_add(len)?)
+}
+
+/// The first position at which `a` and `b` differ (the shorter one's end if one begins the
+/// other), eight bytes at a time.
+fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
+    let words = a.chunks_exact(8).zip(b.chunks_exact(8));
+    let mut at = 0;
+    for (x, y) in words {
+        let (Ok(x), Ok(y)) = (<[u8; 8]>::try_from(x), <[u8; 8]>::try_from(y)) else {
+            break;
+        };
+        let diff = u64::from_le_bytes(x) ^ u64::from_le_bytes(y);
+        if diff != 0 {
+            return Some(at + (diff.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let tail = a.get(at..).unwrap_or_default().iter();
+    match tail
+        .zip(b.get(at..).unwrap_or_default())
+        .position(|(x, y)| x != y)
+    {
+        Some(i) => Some(at + i),
+        None => (a.len() != b.len()).then_some(a.len().min(b.len())),
     }
 }
 
@@ -261,6 +327,9 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
+    /// Sets of this many pairs have a count of two bytes.
+    const LONG: usize = 64;
+
     fn as_map(l: &Labels) -> BTreeMap<String, String> {
         l.iter()
             .map(|(n, v)| (n.to_string(), v.to_string()))
@@ -271,7 +340,12 @@ mod tests {
     /// with a map built by inserting the same pairs, in content, lookup, order and JSON.
     #[test]
     fn agrees_with_a_map_of_strings() {
+        // Pieces of 64 and 4,096 bytes and sets of 64 pairs or more take numbers of more than
+        // one byte.
+        let (at_64, at_4096) = ("x".repeat(64), "é".repeat(2100));
         let words = [
+            at_64.as_str(),
+            at_4096.as_str(),
             "",
             "a",
             "b",
@@ -289,18 +363,18 @@ mod tests {
             seed ^= seed << 17;
             (seed % m as u64) as usize
         };
-        // Names beyond the words, so that long sets have more than SMALL distinct names.
+        // Names beyond the words, so that long sets have more than LONG distinct names.
         let names: Vec<String> = words
             .iter()
             .map(|w| w.to_string())
-            .chain((0..40).map(|i| format!("k{i}")))
+            .chain((0..120).map(|i| format!("k{i}")))
             .collect();
         let mut sets = Vec::new();
         let mut long = 0;
         for i in 0..2000 {
-            // Every tenth with many names, so both lookups are checked.
+            // Every tenth with many names.
             let (n, pool) = match i % 10 {
-                0 => (next(4 * SMALL), names.len()),
+                0 => (next(3 * LONG), names.len()),
                 _ => (next(6), words.len()),
             };
             let pairs: Vec<(String, String)> = (0..n)
@@ -310,7 +384,7 @@ mod tests {
             let labels = Labels::from_pairs(pairs);
             assert_eq!(as_map(&labels), map);
             assert_eq!(labels.len(), map.len());
-            long += usize::from(labels.len() > SMALL);
+            long += usize::from(labels.len() >= LONG);
             for w in names.iter().chain([&"k".to_string(), &"zzz".to_string()]) {
                 assert_eq!(labels.get(w), map.get(w).map(String::as_str));
             }
@@ -322,7 +396,7 @@ mod tests {
             assert_eq!(back, labels);
             sets.push((labels, map));
         }
-        assert!(long > 50, "{long} sets past SMALL");
+        assert!(long > 20, "{long} sets of {LONG} pairs or more");
         for (a, am) in sets.iter().take(300) {
             for (b, bm) in &sets {
                 assert_eq!(a.cmp(b), am.cmp(bm));
