@@ -1381,10 +1381,6 @@ impl Endpoints {
         id
     }
 
-    fn url(&self, id: u32) -> &str {
-        self.urls.get(id as usize).map_or("", |u| u)
-    }
-
     /// The endpoint's URL, one copy for all its series.
     fn shared_url(&self, id: u32) -> Arc<str> {
         self.urls
