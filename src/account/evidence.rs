@@ -287,17 +287,6 @@ impl Evidence {
             Some(sets) => sets,
             None => self.label_sets.entry(endpoint.to_string()).or_default(),
         };
-        let (at_least, _) = labels.size_hint();
-        // Many sets at once (a capture's endpoint: up to hundreds of thousands) are built
-        // into a set of their own and merged, a comparison or two per set; an insert each
-        // searches the set, about 2 log2(n) comparisons of label sets. Only when they are
-        // many against the sets there, so that merges stay linear in all the sets noted.
-        // (Equal sets are one interned copy, so which of two is kept does not matter.)
-        if at_least >= 16 && at_least >= sets.len() / 8 {
-            let mut new: LabelSets = labels.collect();
-            Arc::make_mut(sets).append(&mut new);
-            return;
-        }
         for l in labels {
             if !sets.contains(&l) {
                 Arc::make_mut(sets).insert(l);

@@ -833,7 +833,10 @@ impl ScrapeFold {
                     mine.push(shared.of(ev, l));
                 }
             }
-            ev.note_label_sets(&e.url, mine.into_iter());
+            // Largest first: a B-tree node is searched from its smallest key, so a set smaller
+            // than all there is found in a comparison per level, a larger one in up to eleven
+            // (an endpoint of a capture may have hundreds of thousands of sets).
+            ev.note_label_sets(&e.url, mine.into_iter().rev());
         }
         let order = ranked.into_iter().map(|(_, at)| at).collect();
         merge_intakes(ev, intakes, order, coarsened, &mut shared);
