@@ -288,7 +288,11 @@ impl Evidence {
             None => self.label_sets.entry(endpoint.to_string()).or_default(),
         };
         for l in labels {
-            if !sets.contains(&l) {
+            // One search, not two, when the sets are not shared (an insert keeps the set
+            // there); a shared copy is cloned only for a set it lacks.
+            if let Some(own) = Arc::get_mut(sets) {
+                own.insert(l);
+            } else if !sets.contains(&l) {
                 Arc::make_mut(sets).insert(l);
             }
         }

@@ -950,6 +950,11 @@ impl ExportState {
         format!("{}.{name}", self.section_name())
     }
 
+    /// The JSON path of the family's series `index` (`metrics.name.series[3]`).
+    fn series_path(&self, index: usize) -> String {
+        format!("{}.series[{index}]", self.family_path())
+    }
+
     /// Parse the value at the start of `value.bytes` as `T` (setting `value.took` to its
     /// length); an error is placed in the file, its JSON path `prefix` followed by the path
     /// inside the value, a refused count named after `kind`. A value cut short by the end of
@@ -1437,8 +1442,9 @@ impl SeriesField {
 /// own and folded into what the lean read keeps of the series, the same as a whole parse
 /// with [`RawSeriesStats`] / [`RawCounterSeries`] would give, errors included.
 struct OpenSeries {
-    /// JSON path of the series (`metrics.name.series[3]`).
-    prefix: String,
+    /// Its index in its family's `series` (its JSON path, made only for an error, is
+    /// [`ExportState::series_path`]).
+    index: usize,
     metric_type: MetricType,
     /// The member being read.
     field: SeriesField,
@@ -1459,9 +1465,9 @@ struct OpenSeries {
 
 impl OpenSeries {
     /// A series just opened: nothing of it read yet.
-    fn new(prefix: String, metric_type: MetricType) -> Self {
+    fn new(index: usize, metric_type: MetricType) -> Self {
         OpenSeries {
-            prefix,
+            index,
             metric_type,
             field: SeriesField::Other,
             seen: Vec::new(),
@@ -1500,10 +1506,7 @@ impl ExportState {
             return None;
         }
         let index = fam.series.len() + fam.untyped.as_ref().map_or(0, Vec::len);
-        self.open_series = Some(OpenSeries::new(
-            format!("{}.series[{index}]", self.family_path()),
-            t,
-        ));
+        self.open_series = Some(OpenSeries::new(index, t));
         Some(Level::SeriesObject)
     }
 
@@ -1514,10 +1517,11 @@ impl ExportState {
         };
         let field = SeriesField::of(key, open.metric_type);
         if field != SeriesField::Other && open.seen.contains(&field) {
+            let index = open.index;
             return Err(ReadError::new(
                 ErrorCode::JsonShape,
                 &self.file,
-                at(Some(after), Some(open.prefix.clone())),
+                at(Some(after), Some(self.series_path(index))),
                 format!("duplicate field `{}`", field.name()),
             ));
         }
@@ -1535,8 +1539,8 @@ impl ExportState {
         let field = open.field;
         self.open_series_mut().awaiting = false;
         let path = || {
-            let prefix = self.open_series.as_ref().map_or("", |o| o.prefix.as_str());
-            format!("{prefix}.{}", self.key)
+            let index = self.open_series.as_ref().map_or(0, |o| o.index);
+            format!("{}.{}", self.series_path(index), self.key)
         };
         let before = Some(Before::Byte);
         match field {
@@ -1577,7 +1581,10 @@ impl ExportState {
             return Ok(());
         };
         let t = open.metric_type;
-        let path = || format!("{}.timeslices[{}]", open.prefix, open.slices_read);
+        let path = || {
+            let series = self.series_path(open.index);
+            format!("{series}.timeslices[{}]", open.slices_read)
+        };
         // As the whole series' parse places it: the first element's at the array's `[`
         // when whitespace is between them.
         let before = match (open.slices_read, open.slices_at) {
@@ -1616,7 +1623,7 @@ impl ExportState {
     /// Reached only with a series open (the framer opened it).
     fn open_series_mut(&mut self) -> &mut OpenSeries {
         self.open_series
-            .get_or_insert_with(|| OpenSeries::new(String::new(), MetricType::Unknown))
+            .get_or_insert_with(|| OpenSeries::new(0, MetricType::Unknown))
     }
 
     /// An opened series ended: it is the family's next series.
@@ -1624,7 +1631,7 @@ impl ExportState {
         let Some(open) = self.open_series.take() else {
             return Ok(());
         };
-        let prefix = open.prefix.clone();
+        let prefix = self.series_path(open.index);
         let Some(series) = open.into_series(&mut self.urls) else {
             return Err(ReadError::new(
                 ErrorCode::JsonShape,
@@ -1726,13 +1733,13 @@ impl Sink for ExportState {
             Level::Family => Some(self.family_path()),
             Level::Series => Some(format!("{}.series", self.family_path())),
             Level::SeriesObject => self.open_series.as_ref().map(|o| match o.awaiting {
-                true => format!("{}.{}", o.prefix, self.key),
-                false => o.prefix.clone(),
+                true => format!("{}.{}", self.series_path(o.index), self.key),
+                false => self.series_path(o.index),
             }),
             Level::Slices => self
                 .open_series
                 .as_ref()
-                .map(|o| format!("{}.timeslices", o.prefix)),
+                .map(|o| format!("{}.timeslices", self.series_path(o.index))),
         }
     }
 
@@ -1745,7 +1752,10 @@ impl Sink for ExportState {
     fn skipped_array(&self) -> Option<String> {
         let open = self.open_series.as_ref()?;
         let skipped = self.level() == Some(Level::Slices) && open.field != SeriesField::Timeslices;
-        skipped.then(|| format!("{}.timeslices[{}]", open.prefix, open.slices_read))
+        skipped.then(|| {
+            let series = self.series_path(open.index);
+            format!("{series}.timeslices[{}]", open.slices_read)
+        })
     }
 
     fn exact(&self) -> bool {
