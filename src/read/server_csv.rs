@@ -728,6 +728,16 @@ impl StatKind {
         }
     }
 
+    /// Of a row's stats what a lean read keeps: [`CsvSeries::values_of`] of [`StatKind::stats`],
+    /// without the whole set made (a row each).
+    fn lean_values(self, v: &[Option<f64>; STATS_MAX]) -> [Option<f64>; 3] {
+        match self {
+            StatKind::Gauge => [v[0], v[1], v[2]],
+            StatKind::Counter => [v[0], None, None],
+            StatKind::Histogram => [v[0], v[2], None],
+        }
+    }
+
     /// The stats of a row, each by its index in [`StatKind::names`].
     fn stats(self, v: &[Option<f64>; STATS_MAX]) -> Stats {
         match self {
@@ -1023,7 +1033,6 @@ impl Store {
                 *slot = Some(parse_number(row, i, stat, count_of)?);
             }
         }
-        let stats = cols.stat_kind.stats(&values);
         let mut buckets = None;
         if let (MetricType::Histogram, Some(i)) = (metric_type, cols.buckets) {
             if !row.cell(i).is_empty() {
@@ -1065,14 +1074,14 @@ impl Store {
             ));
         }
         if self.lean {
-            let values = CsvSeries::values_of(&stats);
+            let values = cols.stat_kind.lean_values(&values);
             self.lean_series
                 .push(CsvSeries::new(family, endpoint, labels, values));
         } else {
             fam.series.push(Series {
                 endpoint_url: self.endpoints.shared_url(endpoint),
                 labels,
-                stats,
+                stats: cols.stat_kind.stats(&values),
                 timeslices: Vec::new(),
                 counter_slices: Default::default(),
                 buckets,
@@ -1942,6 +1951,23 @@ fn strip_eol(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lean row keeps what a full row's stats give to the lean form, for every kind, each
+    /// stat present or not.
+    #[test]
+    fn lean_values_are_those_of_the_full_stats() {
+        for kind in [StatKind::Gauge, StatKind::Counter, StatKind::Histogram] {
+            for present in 0u32..(1 << 4) {
+                let mut v = [None; STATS_MAX];
+                for (i, slot) in v.iter_mut().enumerate() {
+                    let on = i >= 4 || present & (1 << i) != 0;
+                    *slot = on.then_some(i as f64 + 0.5);
+                }
+                let full = CsvSeries::values_of(&kind.stats(&v));
+                assert_eq!(kind.lean_values(&v), full);
+            }
+        }
+    }
 
     fn records(s: &str) -> Result<Vec<(usize, Vec<String>)>, ReadError> {
         let mut r = CsvRecords::default();
