@@ -1,7 +1,7 @@
 //! A series' label set, compact: a capture or export of many series keeps one per series, and
 //! a map of strings per series (a B-tree leaf of 544 B, plus an allocation per name and value)
 //! held uploads made of new series at 6-27x their size. Here the names and values sit in one
-//! string with their end offsets beside it.
+//! string, each after its length.
 
 use std::cmp::Ordering;
 use std::fmt;
