@@ -203,11 +203,19 @@ impl Ord for Labels {
             return Ordering::Equal;
         };
         let mut start = 0;
-        while start < differ {
-            match take_number(a, start) {
-                Some((len, after)) if after + len <= differ => start = after + len,
-                _ => break,
+        while let Some((len, after)) = take_number(a, start) {
+            let end = after + len;
+            if end > differ {
+                // Inside the piece's text: its length is the same in both (equal bytes), so
+                // the first differing byte orders the pieces.
+                if differ >= after {
+                    if let (Some(x), Some(y)) = (a.get(differ), b.get(differ)) {
+                        return x.cmp(y);
+                    }
+                }
+                break;
             }
+            start = end;
         }
         // Both texts are the same up to `start`, where a piece starts or one text ends.
         piece_at(a, start).cmp(&piece_at(b, start))
@@ -223,9 +231,8 @@ fn piece_at(text: &[u8], start: usize) -> Option<&[u8]> {
 /// The first position at which `a` and `b` differ (the shorter one's end if one begins the
 /// other), eight bytes at a time.
 fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
-    let words = a.chunks_exact(8).zip(b.chunks_exact(8));
     let mut at = 0;
-    for (x, y) in words {
+    while let (Some(x), Some(y)) = (a.get(at..at + 8), b.get(at..at + 8)) {
         let (Ok(x), Ok(y)) = (<[u8; 8]>::try_from(x), <[u8; 8]>::try_from(y)) else {
             break;
         };
@@ -235,14 +242,13 @@ fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
         }
         at += 8;
     }
-    let tail = a.get(at..).unwrap_or_default().iter();
-    match tail
-        .zip(b.get(at..).unwrap_or_default())
-        .position(|(x, y)| x != y)
-    {
-        Some(i) => Some(at + i),
-        None => (a.len() != b.len()).then_some(a.len().min(b.len())),
+    while let (Some(x), Some(y)) = (a.get(at), b.get(at)) {
+        if x != y {
+            return Some(at);
+        }
+        at += 1;
     }
+    (a.len() != b.len()).then_some(at)
 }
 
 impl PartialOrd for Labels {

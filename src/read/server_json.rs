@@ -1631,12 +1631,12 @@ impl ExportState {
         let Some(open) = self.open_series.take() else {
             return Ok(());
         };
-        let prefix = self.series_path(open.index);
+        let index = open.index;
         let Some(series) = open.into_series(&mut self.urls) else {
             return Err(ReadError::new(
                 ErrorCode::JsonShape,
                 &self.file,
-                at(Some(close_at), Some(prefix)),
+                at(Some(close_at), Some(self.series_path(index))),
                 "missing field `endpoint_url`",
             ));
         };
