@@ -6,20 +6,20 @@
 use super::SeriesKey;
 use crate::read::names::canonical_family;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// Values by series key: those taken in key order (a CSV export's series) kept sorted in a
-/// vector; those that come out of order (export families, scrapes) gathered in a map and
+/// vector; those that come out of order (export families, scrapes) gathered apart and
 /// merged into the vector once, by [`SeriesMap::settle`], before accounting reads any.
 #[derive(Debug, Clone)]
 pub struct SeriesMap<V> {
     /// Sorted by key, each key once.
     sorted: Vec<(SeriesKey, V)>,
     /// Keys not in `sorted`, until `settle`.
-    pending: BTreeMap<SeriesKey, V>,
+    pending: Pending<V>,
     /// The last endpoint run [`SeriesMap::of_endpoint`] found (see [`LastRun`]).
     last: LastRun,
     /// Each key spelling's canonical family, by the spelling's address (keys share their
@@ -61,7 +61,7 @@ impl<V> Default for SeriesMap<V> {
     fn default() -> Self {
         SeriesMap {
             sorted: Vec::new(),
-            pending: BTreeMap::new(),
+            pending: Pending::default(),
             last: LastRun::default(),
             canonical: Spellings::default(),
         }
@@ -106,33 +106,46 @@ impl<V> SeriesMap<V> {
     where
         V: Default,
     {
-        match self.position(&key) {
-            Ok(i) => &mut self.sorted[i].1,
-            Err(_) => self.pending.entry(key).or_default(),
-        }
+        let i = match self.position(&key) {
+            Ok(i) => return &mut self.sorted[i].1,
+            Err(_) => match self.pending.find(&key) {
+                Some(i) => i,
+                None => self.pending.push(key, V::default()),
+            },
+        };
+        &mut self.pending.items[i].1
     }
 
     /// Set the value of `key`.
     pub fn insert(&mut self, key: SeriesKey, v: V) {
         match self.position(&key) {
             Ok(i) => self.sorted[i].1 = v,
-            Err(_) => {
-                self.pending.insert(key, v);
-            }
+            Err(_) => match self.pending.find(&key) {
+                Some(i) => self.pending.items[i].1 = v,
+                None => {
+                    self.pending.push(key, v);
+                }
+            },
         }
     }
 
     pub fn get(&self, key: &SeriesKey) -> Option<&V> {
         match self.position(key) {
             Ok(i) => self.sorted.get(i).map(|(_, v)| v),
-            Err(_) => self.pending.get(key),
+            Err(_) => {
+                let i = self.pending.find(key)?;
+                self.pending.items.get(i).map(|(_, v)| v)
+            }
         }
     }
 
     pub fn get_mut(&mut self, key: &SeriesKey) -> Option<&mut V> {
         match self.position(key) {
             Ok(i) => self.sorted.get_mut(i).map(|(_, v)| v),
-            Err(_) => self.pending.get_mut(key),
+            Err(_) => {
+                let i = self.pending.find(key)?;
+                self.pending.items.get_mut(i).map(|(_, v)| v)
+            }
         }
     }
 
@@ -212,9 +225,9 @@ impl<V> SeriesMap<V> {
         if self.pending.is_empty() {
             return;
         }
-        let pending = std::mem::take(&mut self.pending);
+        let pending = self.pending.take_sorted();
         if self.sorted.is_empty() {
-            self.sorted = pending.into_iter().collect();
+            self.sorted = pending;
             self.index_spellings();
             return;
         }
@@ -262,7 +275,7 @@ impl<V> SeriesMap<V> {
     }
 
     pub fn len(&self) -> usize {
-        self.sorted.len() + self.pending.len()
+        self.sorted.len() + self.pending.items.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -312,6 +325,89 @@ fn endpoint_run<'a>(
         .count();
     last.set(start, n);
     Some((start, n))
+}
+
+/// Keys in the order they came, each found by the hash of its contents, until they are sorted
+/// once by [`SeriesMap::settle`]. A B-tree of them cost about a dozen key comparisons per
+/// insert, and at the merge its nodes and the sorted vector were held at once.
+#[derive(Debug, Clone)]
+struct Pending<V> {
+    items: Vec<(SeriesKey, V)>,
+    /// A hash of the key's contents → the last item with it. SipHash with this map's own
+    /// keys: the keys come from uploads, and an unkeyed hash can be made to collide.
+    hasher: RandomState,
+    last_of: AddressMap,
+    /// Each item's previous item with the same hash ([`NONE`]: none).
+    before: Vec<u32>,
+}
+
+impl<V> Default for Pending<V> {
+    fn default() -> Self {
+        Pending {
+            items: Vec::new(),
+            hasher: RandomState::new(),
+            last_of: AddressMap::default(),
+            before: Vec::new(),
+        }
+    }
+}
+
+/// No item (see [`Pending::before`]).
+const NONE: u32 = u32::MAX;
+
+impl<V> Pending<V> {
+    fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// A hash of `key`'s contents: equal keys hash alike, their parts shared or not.
+    fn hash(&self, key: &SeriesKey) -> usize {
+        self.hasher
+            .hash_one((&*key.endpoint_url, &*key.spelling, &*key.labels)) as usize
+    }
+
+    /// Where `key` is.
+    fn find(&self, key: &SeriesKey) -> Option<usize> {
+        self.find_hashed(key, self.hash(key))
+    }
+
+    /// [`Pending::find`] of a key whose hash is `hash`.
+    fn find_hashed(&self, key: &SeriesKey, hash: usize) -> Option<usize> {
+        let mut i = *self.last_of.get(&hash)?;
+        loop {
+            let (k, _) = self.items.get(i as usize)?;
+            if k == key {
+                return Some(i as usize);
+            }
+            i = *self.before.get(i as usize)?;
+        }
+    }
+
+    /// Add `key`, not there yet; where it is.
+    fn push(&mut self, key: SeriesKey, v: V) -> usize {
+        let hash = self.hash(&key);
+        self.push_hashed(key, v, hash)
+    }
+
+    /// [`Pending::push`] of a key whose hash is `hash`.
+    fn push_hashed(&mut self, key: SeriesKey, v: V, hash: usize) -> usize {
+        let at = self.items.len();
+        // Past 2^32 - 1 items (hundreds of GB) an item would not be found again.
+        let id = u32::try_from(at).unwrap_or(NONE);
+        let earlier = self.last_of.insert(hash, id);
+        self.before.push(earlier.unwrap_or(NONE));
+        self.items.push((key, v));
+        at
+    }
+
+    /// The items sorted by key; `self` left empty.
+    fn take_sorted(&mut self) -> Vec<(SeriesKey, V)> {
+        let mut items = std::mem::take(&mut self.items);
+        self.last_of = AddressMap::default();
+        self.before = Vec::new();
+        crate::sort::sort_by(&mut items, |a, b| a.0.cmp(&b.0));
+        items
+    }
 }
 
 /// A map keyed by address (see [`AddressHasher`]).
@@ -422,6 +518,30 @@ mod tests {
                 assert_eq!(built.len(), by_entry.len());
             }
         }
+    }
+
+    /// Keys whose hashes collide are all found, each where it was put, and a key not put is
+    /// not (on wasm32 the hash is 32 bits: a run of 100,000 series has some collisions).
+    #[test]
+    fn colliding_keys_are_each_found() {
+        let mut p: Pending<u32> = Pending::default();
+        let made = |i: u32| key(&format!("h:{}", i % 7), &format!("s{i}"));
+        for i in 0..60 {
+            assert_eq!(p.push_hashed(made(i), i, (i % 3) as usize), i as usize);
+        }
+        for i in 0..60 {
+            let at = p.find_hashed(&made(i), (i % 3) as usize);
+            assert_eq!(at.map(|a| p.items[a].1), Some(i), "{i}");
+        }
+        assert_eq!(p.find_hashed(&made(60), 0), None);
+        assert_eq!(p.find_hashed(&made(1), 0), None, "another hash's chain");
+        // Equal keys hash alike whether their parts are one copy or two.
+        let (a, b) = (made(5), made(5));
+        assert!(!Arc::ptr_eq(&a.spelling, &b.spelling));
+        assert_eq!(p.hash(&a), p.hash(&b));
+        let sorted = p.take_sorted();
+        assert!(sorted.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(p.is_empty() && p.find(&made(5)).is_none());
     }
 
     #[test]
