@@ -152,6 +152,60 @@ pub type FamilyMap = BTreeMap<Arc<str>, FamilyInfo>;
 /// The label sets of one endpoint (see [`Evidence::label_sets`]).
 pub type LabelSets = BTreeSet<Arc<Labels>>;
 
+/// Label sets gathered per endpoint (by the address of its shared URL, see [`share_name`]),
+/// noted once all are there. Noted one by one in the order an export lists them, each took up
+/// to a dozen comparisons per level of the endpoint's B-tree; sorted first and noted largest
+/// first, each takes one (a node is searched from its smallest key).
+#[derive(Default)]
+struct GatheredSets {
+    at: AddressMap,
+    of: Vec<(Arc<str>, Vec<Arc<Labels>>)>,
+}
+
+impl GatheredSets {
+    fn add(&mut self, endpoint: &Arc<str>, labels: &Arc<Labels>) {
+        let address = Arc::as_ptr(endpoint) as *const u8 as usize;
+        let i = match self.at.get(&address) {
+            Some(&i) => i as usize,
+            None => {
+                let i = self.of.len();
+                self.at
+                    .insert(address, u32::try_from(i).unwrap_or(u32::MAX));
+                self.of.push((Arc::clone(endpoint), Vec::new()));
+                i
+            }
+        };
+        if let Some((_, sets)) = self.of.get_mut(i) {
+            // A family after the first mostly repeats the sets of the one before.
+            if !sets.last().is_some_and(|l| Arc::ptr_eq(l, labels)) {
+                sets.push(Arc::clone(labels));
+            }
+        }
+    }
+}
+
+/// `sets` in order, each once.
+fn sorted_unique(mut sets: Vec<Arc<Labels>>) -> Vec<Arc<Labels>> {
+    crate::sort::sort_by(&mut sets, |a, b| {
+        if Arc::ptr_eq(a, b) {
+            std::cmp::Ordering::Equal
+        } else {
+            a.cmp(b)
+        }
+    });
+    sets.dedup_by(|a, b| Arc::ptr_eq(a, b) || a == b);
+    sets
+}
+
+/// The set of `sets`, built largest first (see [`GatheredSets`]).
+pub(super) fn label_set_of(sets: Vec<Arc<Labels>>) -> LabelSets {
+    let mut out = LabelSets::new();
+    for l in sorted_unique(sets).into_iter().rev() {
+        out.insert(l);
+    }
+    out
+}
+
 /// Per endpoint values (in endpoint order) made one shared copy where an endpoint's equals
 /// the one before it's: a run of many endpoints of one deployment repeats the same families
 /// and label sets on each.
@@ -268,12 +322,8 @@ impl Evidence {
         Arc::clone(labels)
     }
 
-    pub(super) fn note_labels(&mut self, endpoint: &str, labels: &Arc<Labels>) {
-        self.note_label_sets(endpoint, std::iter::once(Arc::clone(labels)));
-    }
-
-    /// [`Evidence::note_labels`] for each of an endpoint's label sets, the endpoint's sets
-    /// found once (a scrape fold notes many endpoints' sets at once).
+    /// Add label sets to an endpoint's, its sets found once (a scrape fold notes many
+    /// endpoints' sets at once). Largest first is fastest (see [`GatheredSets`]).
     pub(super) fn note_label_sets(
         &mut self,
         endpoint: &str,
@@ -332,16 +382,21 @@ impl Evidence {
         }
     }
 
-    fn add_export_family(&mut self, f: &Family, warmup: bool, phase_scoped: bool) {
+    fn add_export_family(
+        &mut self,
+        f: &Family,
+        warmup: bool,
+        phase_scoped: bool,
+        sets: &mut GatheredSets,
+    ) {
         for s in &f.series {
             self.note_family(&s.endpoint_url, &f.name, Some(f.metric_type));
-            let labels = self.intern_shared(&s.labels);
-            self.note_labels(&s.endpoint_url, &labels);
             let key = SeriesKey {
                 endpoint_url: share_name(&mut self.names, &s.endpoint_url),
                 spelling: share_name(&mut self.names, &f.name),
-                labels,
+                labels: self.intern_shared(&s.labels),
             };
+            sets.add(&key.endpoint_url, &key.labels);
             match &s.stats {
                 Stats::Counter(c) => {
                     let e = self.series.entry(key);
@@ -376,11 +431,15 @@ impl Evidence {
 
     fn add_export(&mut self, export: &ServerMetricsExport, source: &'static str) {
         let phase_scoped = export.metrics_phase.is_some();
+        let mut sets = GatheredSets::default();
         for f in &export.metrics {
-            self.add_export_family(f, false, phase_scoped);
+            self.add_export_family(f, false, phase_scoped, &mut sets);
         }
         for f in &export.warmup_metrics {
-            self.add_export_family(f, true, phase_scoped);
+            self.add_export_family(f, true, phase_scoped, &mut sets);
+        }
+        for (endpoint, gathered) in sets.of {
+            self.note_label_sets(&endpoint, sorted_unique(gathered).into_iter().rev());
         }
         for (url, info) in &export.summary.endpoint_info {
             self.endpoints.insert(url.clone());
@@ -515,6 +574,45 @@ pub fn notes(ev: &Evidence, reasons: &mut Vec<Reason>) {
 #[cfg(all(test, target_pointer_width = "64"))]
 mod tests {
     use super::*;
+
+    /// An endpoint's label sets gathered in any order, repeated as one copy or as equal
+    /// copies, make the set an insert of each would.
+    #[test]
+    fn gathered_label_sets_are_the_set_of_them() {
+        let set = |i: u32| {
+            Arc::new(Labels::from([
+                ("engine", format!("{}", i * 7 % 23)),
+                ("m", "x".into()),
+            ]))
+        };
+        let one = set(3);
+        let mut gathered = GatheredSets::default();
+        let (a, b): (Arc<str>, Arc<str>) = (Arc::from("http://a"), Arc::from("http://b"));
+        let mut by_insert: BTreeMap<&str, LabelSets> = BTreeMap::new();
+        for i in 0..100u32 {
+            let (url, l) = match i % 4 {
+                0 => (&a, Arc::clone(&one)),
+                1 => (&b, set(i)),
+                _ => (&a, set(i / 2)),
+            };
+            gathered.add(url, &l);
+            by_insert
+                .entry(if Arc::ptr_eq(url, &a) {
+                    "http://a"
+                } else {
+                    "http://b"
+                })
+                .or_default()
+                .insert(l);
+        }
+        assert_eq!(gathered.of.len(), 2);
+        for (url, sets) in gathered.of {
+            let built = label_set_of(sets.clone());
+            assert_eq!(Some(&built), by_insert.get(&*url), "{url}");
+            let unique = sorted_unique(sets);
+            assert!(unique.windows(2).all(|w| w[0] < w[1]), "{url}");
+        }
+    }
 
     /// What a many-series run keeps per series: a counter's evidence, a gauge's or
     /// histogram's two stats, a lean CSV row.

@@ -3,8 +3,8 @@
 use super::super::lookup::insert_sorted;
 use super::table::AddressMap;
 use super::{
-    share_name, Evidence, FamilyMap, LabelSets, SeriesEvidence, SeriesKey, SeriesMap, StatPair,
-    PROCESS_START,
+    label_set_of, share_name, Evidence, FamilyMap, LabelSets, SeriesEvidence, SeriesKey, SeriesMap,
+    StatPair, PROCESS_START,
 };
 use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{Labels, MetricType, ServerMetricsExport};
@@ -173,7 +173,7 @@ impl Evidence {
             let known = match &last_sets {
                 Some((made_of, known)) if same_sets(made_of, &sets) => Arc::clone(known),
                 _ => {
-                    let known = Arc::new(crate::sort::set_of(sets.iter().cloned()));
+                    let known = Arc::new(label_set_of(sets.clone()));
                     last_sets = Some((sets.clone(), Arc::clone(&known)));
                     known
                 }
