@@ -450,6 +450,9 @@ pub struct ScrapeFold {
     /// The keys' label sets, kept once; ordered once, when the fold ends (found by hash:
     /// an ordered set compared whole label maps a dozen times per new set).
     interned: HashSet<Arc<Labels>>,
+    /// The same sets in the order first seen, which is mostly the order a file lists them:
+    /// the sort at the end finds its runs (the hash set's order has none).
+    interned_order: Vec<Arc<Labels>>,
     /// The keys' spellings, kept once.
     spellings: BTreeSet<Arc<str>>,
     /// By source: each table series' label set in `interned` and each table family's
@@ -509,6 +512,7 @@ impl ScrapeFold {
             Some(l) => Arc::clone(l),
             None => {
                 self.interned.insert(Arc::clone(labels));
+                self.interned_order.push(Arc::clone(labels));
                 Arc::clone(labels)
             }
         };
@@ -799,6 +803,7 @@ impl ScrapeFold {
             intakes,
             by_key,
             interned,
+            interned_order,
             spellings,
             shared_parts,
             coarsened,
@@ -806,7 +811,7 @@ impl ScrapeFold {
         } = self;
         // The lookups of scrapes are done with: their memory goes before the merge needs more
         // (unbound fields would be dropped only at the end).
-        drop((endpoint_ids, by_key, shared_parts));
+        drop((endpoint_ids, by_key, shared_parts, interned));
         ev.coarsened |= coarsened;
         let mut endpoints = endpoints;
         crate::sort::sort_by(&mut endpoints, |a, b| a.url.cmp(&b.url));
@@ -815,7 +820,7 @@ impl ScrapeFold {
         let canonical: Vec<String> = spellings.iter().map(|s| canonical_family(s)).collect();
         let canonical_at = address_ranks(spellings.iter().map(address));
         let mut shared = SharedLabels::default();
-        let mut interned: Vec<Arc<Labels>> = interned.into_iter().collect();
+        let mut interned = interned_order;
         crate::sort::sort_by(&mut interned, |a, b| a.cmp(b));
         let ranked = ranked_keys(&intakes, &endpoints, &spellings, &interned);
         let mut sets = label_sets_by_endpoint(&ranked).peekable();
