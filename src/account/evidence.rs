@@ -431,6 +431,16 @@ impl Evidence {
 
     fn add_export(&mut self, export: &ServerMetricsExport, source: &'static str) {
         let phase_scoped = export.metrics_phase.is_some();
+        // Room for the profile's series at once: a vector grown by doubling is copied each
+        // time, and in WASM the old and new copies are both in linear memory for a moment.
+        let of_type = |t: MetricType| -> usize {
+            let families = export.metrics.iter().filter(|f| f.metric_type == t);
+            families.map(|f| f.series.len()).sum()
+        };
+        self.series.reserve(of_type(MetricType::Counter));
+        self.gauges
+            .reserve(of_type(MetricType::Gauge) + of_type(MetricType::Unknown));
+        self.histograms.reserve(of_type(MetricType::Histogram));
         let mut sets = GatheredSets::default();
         for f in &export.metrics {
             self.add_export_family(f, false, phase_scoped, &mut sets);

@@ -116,6 +116,14 @@ impl<V> SeriesMap<V> {
         &mut self.pending.items[i].1
     }
 
+    /// Room for `additional` keys out of order (see [`SeriesMap::settle`]).
+    pub fn reserve(&mut self, additional: usize) {
+        let p = &mut self.pending;
+        p.items.reserve_exact(additional);
+        p.before.reserve_exact(additional);
+        p.last_of.reserve(additional);
+    }
+
     /// Set the value of `key`.
     pub fn insert(&mut self, key: SeriesKey, v: V) {
         match self.position(&key) {
