@@ -20,7 +20,7 @@ use super::evidence::{
 use super::request_scope::RecordFold;
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
 use crate::read::names::canonical_family;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// What a streaming read folded instead of keeping: the scrape JSONL's evidence and the
@@ -447,12 +447,14 @@ pub struct ScrapeFold {
     /// An intake by the addresses of its key's parts (each part is kept once: the endpoint's
     /// URL, a spelling in `spellings`, a label set in `interned`).
     by_key: AddressesMap<3>,
-    /// The keys' label sets, kept once; ordered once, when the fold ends (found by hash:
-    /// an ordered set compared whole label maps a dozen times per new set).
-    interned: HashSet<Arc<Labels>>,
-    /// The same sets in the order first seen, which is mostly the order a file lists them:
-    /// the sort at the end finds its runs (the hash set's order has none).
-    interned_order: Vec<Arc<Labels>>,
+    /// The keys' label sets, kept once, each with its rank in the order first seen; ordered
+    /// once, when the fold ends (found by hash: an ordered set compared whole label maps a
+    /// dozen times per new set). The sort starts from the order first seen, mostly the order
+    /// a file lists them, and finds its runs (the hash's order has none). The rank rides in
+    /// the table: a vector of the sets in that order, growing beside the intakes' vector,
+    /// left the intakes' old copies as holes in WASM's linear memory (+8 MB on a capture of
+    /// 200,000 series).
+    interned: HashMap<Arc<Labels>, u32>,
     /// The keys' spellings, kept once.
     spellings: BTreeSet<Arc<str>>,
     /// By source: each table series' label set in `interned` and each table family's
@@ -508,11 +510,11 @@ impl ScrapeFold {
         if let Some(l) = slot {
             return Arc::clone(l);
         }
-        let l = match self.interned.get(labels) {
-            Some(l) => Arc::clone(l),
+        let l = match self.interned.get_key_value(labels) {
+            Some((l, _)) => Arc::clone(l),
             None => {
-                self.interned.insert(Arc::clone(labels));
-                self.interned_order.push(Arc::clone(labels));
+                let rank = u32::try_from(self.interned.len()).unwrap_or(u32::MAX);
+                self.interned.insert(Arc::clone(labels), rank);
                 Arc::clone(labels)
             }
         };
@@ -610,6 +612,12 @@ impl ScrapeFold {
             endpoint.seen.resize_with(s + 1, Seen::default);
         }
         let mut seen = std::mem::take(&mut endpoint.seen[s]);
+        if self.intakes.is_empty() {
+            // A capture is one scrape: its series are known at once, and grown by doubling
+            // the intakes' old copies were left as holes in WASM's linear memory.
+            self.intakes.reserve_exact(scrape.samples.len());
+            self.by_key.reserve(scrape.samples.len());
+        }
         let mut start = 0usize;
         for group in &scrape.groups {
             let end = (group.end as usize).clamp(start, scrape.samples.len());
@@ -803,7 +811,6 @@ impl ScrapeFold {
             intakes,
             by_key,
             interned,
-            interned_order,
             spellings,
             shared_parts,
             coarsened,
@@ -811,7 +818,7 @@ impl ScrapeFold {
         } = self;
         // The lookups of scrapes are done with: their memory goes before the merge needs more
         // (unbound fields would be dropped only at the end).
-        drop((endpoint_ids, by_key, shared_parts, interned));
+        drop((endpoint_ids, by_key, shared_parts));
         ev.coarsened |= coarsened;
         let mut endpoints = endpoints;
         crate::sort::sort_by(&mut endpoints, |a, b| a.url.cmp(&b.url));
@@ -820,7 +827,7 @@ impl ScrapeFold {
         let canonical: Vec<String> = spellings.iter().map(|s| canonical_family(s)).collect();
         let canonical_at = address_ranks(spellings.iter().map(address));
         let mut shared = SharedLabels::default();
-        let mut interned = interned_order;
+        let mut interned = first_seen_order(interned);
         crate::sort::sort_by(&mut interned, |a, b| a.cmp(b));
         let ranked = ranked_keys(&intakes, &endpoints, &spellings, &interned);
         let mut sets = label_sets_by_endpoint(&ranked).peekable();
@@ -889,6 +896,18 @@ impl SharedLabels {
         self.copies.push(Arc::clone(&l));
         l
     }
+}
+
+/// The sets of `interned` in the order of their ranks (see [`ScrapeFold::interned`]): each
+/// rank is a position, so they are placed, not sorted.
+fn first_seen_order(interned: HashMap<Arc<Labels>, u32>) -> Vec<Arc<Labels>> {
+    let mut placed: Vec<Option<Arc<Labels>>> = vec![None; interned.len()];
+    for (l, rank) in interned {
+        if let Some(slot) = placed.get_mut(rank as usize) {
+            *slot = Some(l);
+        }
+    }
+    placed.into_iter().flatten().collect()
 }
 
 /// The address of a shared string (see [`address_ranks`]).
