@@ -1345,6 +1345,9 @@ impl ExportState {
         }
         // Repeated series (same endpoint and labels) are kept as written: accounting sees both
         // and decides (they are one pool that must agree), nothing is overwritten here.
+        // The room the vector grew into is given back (up to half of it): in WASM it is linear
+        // memory whether used or not, and the evidence built next can take it.
+        series.shrink_to_fit();
         let family = Family {
             name: fam.name,
             metric_type,
