@@ -108,10 +108,13 @@ impl<V> SeriesMap<V> {
     {
         let i = match self.position(&key) {
             Ok(i) => return &mut self.sorted[i].1,
-            Err(_) => match self.pending.find(&key) {
-                Some(i) => i,
-                None => self.pending.push(key, V::default()),
-            },
+            Err(_) => {
+                let hash = self.pending.hash(&key);
+                match self.pending.find_hashed(&key, hash) {
+                    Some(i) => i,
+                    None => self.pending.push_hashed(key, V::default(), hash),
+                }
+            }
         };
         &mut self.pending.items[i].1
     }
@@ -128,12 +131,16 @@ impl<V> SeriesMap<V> {
     pub fn insert(&mut self, key: SeriesKey, v: V) {
         match self.position(&key) {
             Ok(i) => self.sorted[i].1 = v,
-            Err(_) => match self.pending.find(&key) {
-                Some(i) => self.pending.items[i].1 = v,
-                None => {
-                    self.pending.push(key, v);
+            Err(_) => {
+                // One hash for the search and the insert.
+                let hash = self.pending.hash(&key);
+                match self.pending.find_hashed(&key, hash) {
+                    Some(i) => self.pending.items[i].1 = v,
+                    None => {
+                        self.pending.push_hashed(key, v, hash);
+                    }
                 }
-            },
+            }
         }
     }
 
@@ -391,13 +398,7 @@ impl<V> Pending<V> {
         }
     }
 
-    /// Add `key`, not there yet; where it is.
-    fn push(&mut self, key: SeriesKey, v: V) -> usize {
-        let hash = self.hash(&key);
-        self.push_hashed(key, v, hash)
-    }
-
-    /// [`Pending::push`] of a key whose hash is `hash`.
+    /// Add `key`, not there yet, whose hash is `hash`; where it is.
     fn push_hashed(&mut self, key: SeriesKey, v: V, hash: usize) -> usize {
         let at = self.items.len();
         // Past 2^32 - 1 items (hundreds of GB) an item would not be found again.
