@@ -5,7 +5,9 @@
 
 use super::fold::{SampleBuf, ScrapeFold};
 use super::verdict::{Reason, ReasonCode};
-use crate::model::{Family, Labels, MetricType, OptF64, Series, ServerMetricsExport, Stats};
+use crate::model::{
+    Family, Labels, MetricType, OptF64, Scrape, Series, ServerMetricsExport, Stats,
+};
 use crate::read::names::canonical_family;
 use crate::read::Run;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -429,12 +431,20 @@ impl Evidence {
         }
     }
 
-    fn add_export(&mut self, export: &ServerMetricsExport, source: &'static str) {
+    /// Add an export's families, given apart from it (taken out of it, each is dropped once
+    /// its series are evidence).
+    fn add_export<F: std::borrow::Borrow<Family>>(
+        &mut self,
+        export: &ServerMetricsExport,
+        families: ExportFamilies<F>,
+        source: &'static str,
+    ) {
         let phase_scoped = export.metrics_phase.is_some();
         // Room for the profile's series at once: a vector grown by doubling is copied each
         // time, and in WASM the old and new copies are both in linear memory for a moment.
         let of_type = |t: MetricType| -> usize {
-            let families = export.metrics.iter().filter(|f| f.metric_type == t);
+            let families = families.metrics.iter().map(|f| f.borrow());
+            let families = families.filter(|f| f.metric_type == t);
             families.map(|f| f.series.len()).sum()
         };
         self.series.reserve(of_type(MetricType::Counter));
@@ -442,11 +452,11 @@ impl Evidence {
             .reserve(of_type(MetricType::Gauge) + of_type(MetricType::Unknown));
         self.histograms.reserve(of_type(MetricType::Histogram));
         let mut sets = GatheredSets::default();
-        for f in &export.metrics {
-            self.add_export_family(f, false, phase_scoped, &mut sets);
+        for f in families.metrics {
+            self.add_export_family(f.borrow(), false, phase_scoped, &mut sets);
         }
-        for f in &export.warmup_metrics {
-            self.add_export_family(f, true, phase_scoped, &mut sets);
+        for f in families.warmup {
+            self.add_export_family(f.borrow(), true, phase_scoped, &mut sets);
         }
         for (endpoint, gathered) in sets.of {
             self.note_label_sets(&endpoint, sorted_unique(gathered).into_iter().rev());
@@ -477,17 +487,49 @@ pub fn collect(run: &Run) -> Evidence {
 /// [`collect`] with scrapes already folded as they were read (the streaming API's JSONL):
 /// the run's own scrapes are folded into `fold` too, so the evidence is the same whichever
 /// way a scrape came.
-pub fn collect_with(run: &Run, mut fold: ScrapeFold) -> Evidence {
+pub fn collect_with(run: &Run, fold: ScrapeFold) -> Evidence {
+    let json = run.server_json.as_ref().map(|j| ExportFamilies {
+        metrics: j.metrics.iter().collect(),
+        warmup: j.warmup_metrics.iter().collect(),
+    });
+    collect_from(run, fold, json, run.scrapes.iter())
+}
+
+/// [`collect_with`] that takes what only the evidence reads out of the run: the JSON export's
+/// families and the scrapes, each dropped once it is evidence. The export model of 80,000
+/// series (208 B each) and a capture's samples and table were held beside the evidence
+/// through the later stages' peak.
+pub fn collect_taking(run: &mut Run, fold: ScrapeFold) -> Evidence {
+    let scrapes = std::mem::take(&mut run.scrapes);
+    let json = run.server_json.as_mut().map(|j| ExportFamilies {
+        metrics: std::mem::take(&mut j.metrics),
+        warmup: std::mem::take(&mut j.warmup_metrics),
+    });
+    collect_from(run, fold, json, scrapes)
+}
+
+/// An export's families (profiling phase, warmup phase), owned or borrowed.
+struct ExportFamilies<F> {
+    metrics: Vec<F>,
+    warmup: Vec<F>,
+}
+
+fn collect_from<F: std::borrow::Borrow<Family>, S: std::borrow::Borrow<Scrape>>(
+    run: &Run,
+    mut fold: ScrapeFold,
+    json: Option<ExportFamilies<F>>,
+    scrapes: impl IntoIterator<Item = S>,
+) -> Evidence {
     let mut ev = Evidence::default();
-    if let Some(j) = &run.server_json {
-        ev.add_export(j, "json");
+    if let (Some(j), Some(families)) = (&run.server_json, json) {
+        ev.add_export(j, families, "json");
         if let Some(c) = &run.server_csv {
             ev.add_csv_totals(c);
         }
     } else if let Some(c) = &run.server_csv {
         ev.add_csv(c);
     }
-    fold_run_scrapes(&mut fold, run);
+    fold_run_scrapes(&mut fold, scrapes, &run.scrape_files);
     fold.into_evidence(&mut ev);
     ev.series.settle();
     ev.gauges.settle();
@@ -534,10 +576,15 @@ fn sorted_union<'a>(
 }
 
 /// Fold the run's scrapes (sorted by endpoint, then time, then file) with their files.
-fn fold_run_scrapes(fold: &mut ScrapeFold, run: &Run) {
+fn fold_run_scrapes<S: std::borrow::Borrow<Scrape>>(
+    fold: &mut ScrapeFold,
+    scrapes: impl IntoIterator<Item = S>,
+    files: &[String],
+) {
     let mut sources: BTreeMap<&str, u32> = BTreeMap::new();
-    for (n, scrape) in run.scrapes.iter().enumerate() {
-        let file = run.scrape_files.get(n).map_or("", String::as_str);
+    for (n, scrape) in scrapes.into_iter().enumerate() {
+        let scrape = scrape.borrow();
+        let file = files.get(n).map_or("", String::as_str);
         let source = match sources.get(file) {
             Some(s) => *s,
             None => {

@@ -169,20 +169,28 @@ struct Gathered {
 
 impl Gathered {
     fn of(run: &Run, folded: fold::Folded) -> Gathered {
-        let records = folded
-            .records
-            .or_else(|| run.profile.as_ref().map(request_scope::RecordFold::of));
+        let records = Gathered::records(run, folded.records);
         let ev = evidence::collect_with(run, folded.scrapes);
         Gathered { ev, records }
     }
 
-    /// [`Gathered::of`] an owned run, then without the parts no later stage reads.
+    /// [`Gathered::of`] an owned run, then without the parts no later stage reads: its
+    /// scrapes (each dropped once folded) and a CSV's series.
     fn shedding(mut run: Run, folded: fold::Folded) -> (Run, Gathered) {
-        let read = Gathered::of(&run, folded);
+        let records = Gathered::records(&run, folded.records);
+        let ev = evidence::collect_taking(&mut run, folded.scrapes);
         if let Some(csv) = run.server_csv.as_mut() {
             csv.csv_lean = None;
         }
-        (run, read)
+        (run, Gathered { ev, records })
+    }
+
+    /// The records folded while read, else the run's profile's.
+    fn records(
+        run: &Run,
+        folded: Option<request_scope::RecordFold>,
+    ) -> Option<request_scope::RecordFold> {
+        folded.or_else(|| run.profile.as_ref().map(request_scope::RecordFold::of))
     }
 }
 
