@@ -17,8 +17,8 @@ use std::sync::Arc;
 mod csv;
 /// Series-keyed evidence in key order.
 mod table;
+pub(super) use table::AddressMap;
 pub use table::SeriesMap;
-pub(super) use table::{AddressMap, AddressesMap};
 
 /// One slice of a counter: its stated bounds and its mass.
 pub use crate::model::CounterSlice as Slice;

@@ -14,13 +14,11 @@
 //! [`SampleBuf::decimate`]); the evidence then says so (`coarsened`, reason
 //! `evidence_coarsened`): every bound drawn from it still contains the truth, only wider.
 
-use super::evidence::{
-    share_name, AddressMap, AddressesMap, Evidence, SeriesKey, StatPair, PROCESS_START,
-};
+use super::evidence::{AddressMap, Evidence, SeriesKey, StatPair, PROCESS_START};
 use super::request_scope::RecordFold;
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
 use crate::read::names::canonical_family;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// What a streaming read folded instead of keeping: the scrape JSONL's evidence and the
@@ -376,7 +374,9 @@ struct Order {
 /// What the samples of one series said.
 #[derive(Debug, Default)]
 struct Intake {
-    key: Option<SeriesKey>,
+    /// The series' key by the ids of its parts (see [`KeyIds`]): 12 bytes where the key's
+    /// shared parts took 40, on each of a capture's hundreds of thousands of series.
+    key: KeyIds,
     samples: SampleBuf,
     /// A gauge's value at the earliest scrape, and its largest value.
     /// Boxed, as is `histogram`: a series is mostly one kind, and a capture of many new
@@ -389,18 +389,28 @@ struct Intake {
 /// A histogram's (count, sum) and the scrape they are from.
 type HistogramAt = (Order, Option<f64>, Option<f64>);
 
+/// A series key by ids: its endpoint's index in `ScrapeFold::endpoints`, its spelling's in
+/// `ScrapeFold::spellings`, its label set's rank in `ScrapeFold::interned`. Equal keys of one
+/// fold have equal ids (each part is kept once).
+type KeyIds = [u32; 3];
+
+/// No id yet (in the id vectors below; a fold never holds 2^32 − 1 of anything).
+const NO_ID: u32 = u32::MAX;
+
 /// What has been seen of one file's table on one endpoint (by the table's own indices).
 #[derive(Default)]
 struct Seen {
-    intakes: Vec<Option<usize>>,
+    /// Each table series' intake, or [`NO_ID`].
+    intakes: Vec<u32>,
     families: Vec<bool>,
 }
 
-/// One file's series table's parts as the fold keeps them (by series and family index).
+/// One file's series table's parts as the fold keeps them (by series and family index): each
+/// series' label set rank and each family's spelling id, or [`NO_ID`].
 #[derive(Default)]
 struct SharedParts {
-    labels: Vec<Option<Arc<Labels>>>,
-    spellings: Vec<Option<Arc<str>>>,
+    labels: Vec<u32>,
+    spellings: Vec<u32>,
 }
 
 /// Slot `i` of `v`, made (empty) first if `v` is shorter.
@@ -411,6 +421,19 @@ fn slot_at<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
     &mut v[i]
 }
 
+/// Id slot `i` of `v`, made ([`NO_ID`]) first if `v` is shorter than `len` or `i`.
+fn id_slot(v: &mut Vec<u32>, i: usize, len: usize) -> &mut u32 {
+    if v.len() <= i {
+        v.resize(len.max(i + 1), NO_ID);
+    }
+    &mut v[i]
+}
+
+/// `u32` of an index the fold made (fewer than 2^32 − 1 of anything fit in memory).
+fn id(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(NO_ID)
+}
+
 /// One file's `process_start_time_seconds` samples of an endpoint: (file name, source, samples).
 type FileSamples<'a> = (&'a str, u32, Vec<(u64, f64)>);
 
@@ -419,6 +442,8 @@ type FileSamples<'a> = (&'a str, u32, Vec<(u64, f64)>);
 /// several URL comparisons per scrape, and the log factor showed in its time.
 #[derive(Default)]
 struct EndpointFold {
+    /// Its index in `ScrapeFold::endpoints` (which are sorted by URL when the fold ends).
+    id: u32,
     /// Shared by the keys of the endpoint's series.
     url: Arc<str>,
     timed: bool,
@@ -429,7 +454,7 @@ struct EndpointFold {
     seen: Vec<Seen>,
     /// Families noted, in the order they were first seen: (spelling, type). (Its label sets
     /// are its intakes': found from them once, in `into_evidence`.)
-    families: Vec<(Arc<str>, Option<MetricType>)>,
+    families: Vec<(u32, Option<MetricType>)>,
     /// By source, in the order first met: `process_start_time_seconds` samples in file order.
     process_start: Vec<(u32, Vec<(u64, f64)>)>,
 }
@@ -444,9 +469,9 @@ pub struct ScrapeFold {
     /// In the order first seen.
     endpoints: Vec<EndpointFold>,
     intakes: Vec<Intake>,
-    /// An intake by the addresses of its key's parts (each part is kept once: the endpoint's
-    /// URL, a spelling in `spellings`, a label set in `interned`).
-    by_key: AddressesMap<3>,
+    /// An intake by its key's ids. SipHash with the map's own keys: ids are small integers
+    /// whose combinations an upload chooses.
+    by_key: HashMap<KeyIds, u32>,
     /// The keys' label sets, kept once, each with its rank in the order first seen; ordered
     /// once, when the fold ends (found by hash: an ordered set compared whole label maps a
     /// dozen times per new set). The sort starts from the order first seen, mostly the order
@@ -455,8 +480,10 @@ pub struct ScrapeFold {
     /// left the intakes' old copies as holes in WASM's linear memory (+8 MB on a capture of
     /// 200,000 series).
     interned: HashMap<Arc<Labels>, u32>,
-    /// The keys' spellings, kept once.
-    spellings: BTreeSet<Arc<str>>,
+    /// The keys' spellings, kept once, by id (in the order first seen).
+    spellings: Vec<Arc<str>>,
+    /// The id of each spelling in `spellings`.
+    spelling_ids: HashMap<Arc<str>, u32>,
     /// By source: each table series' label set in `interned` and each table family's
     /// spelling in `spellings`, found once per file, not once per endpoint.
     shared_parts: Vec<SharedParts>,
@@ -464,15 +491,6 @@ pub struct ScrapeFold {
     coarsened: bool,
     /// [`ScrapeFold::sample_bytes`] after the last thinning.
     thinned_to: usize,
-}
-
-/// The addresses of a key's parts: equal for equal keys of one fold (see `ScrapeFold::by_key`).
-fn key_parts(key: &SeriesKey) -> [usize; 3] {
-    [
-        address(&key.endpoint_url),
-        address(&key.spelling),
-        Arc::as_ptr(&key.labels) as usize,
-    ]
 }
 
 /// Push onto a list made with room for one on first use, as `vec![x]` makes it: the bytes
@@ -503,34 +521,39 @@ impl ScrapeFold {
             .then(a.seq.cmp(&b.seq))
     }
 
-    /// The fold's copy of the label set of series `series` of `source`'s `table`.
-    fn labels_of(&mut self, source: u32, series: u32, labels: &Arc<Labels>) -> Arc<Labels> {
+    /// The rank in `interned` of the label set of series `series` of `source`'s table
+    /// (`len` series long).
+    fn labels_of(&mut self, source: u32, (series, len): (u32, usize), labels: &Arc<Labels>) -> u32 {
         let parts = slot_at(&mut self.shared_parts, source as usize);
-        let slot = slot_at(&mut parts.labels, series as usize);
-        if let Some(l) = slot {
-            return Arc::clone(l);
+        let slot = id_slot(&mut parts.labels, series as usize, len);
+        if *slot != NO_ID {
+            return *slot;
         }
-        let l = match self.interned.get_key_value(labels) {
-            Some((l, _)) => Arc::clone(l),
-            None => {
-                let rank = u32::try_from(self.interned.len()).unwrap_or(u32::MAX);
-                self.interned.insert(Arc::clone(labels), rank);
-                Arc::clone(labels)
-            }
-        };
-        *slot = Some(Arc::clone(&l));
-        l
+        // One hash: the entry takes a copy of the pointer, given back when the set is known.
+        let next = id(self.interned.len());
+        let rank = *self.interned.entry(Arc::clone(labels)).or_insert(next);
+        *slot = rank;
+        rank
     }
 
-    /// The fold's copy of the spelling of family `family` of `source`'s table.
-    fn spelling_of(&mut self, source: u32, family: u32, name: &str) -> Arc<str> {
+    /// The id of the spelling of family `family` of `source`'s table (`len` families long).
+    fn spelling_of(&mut self, source: u32, (family, len): (u32, usize), name: &str) -> u32 {
         let parts = slot_at(&mut self.shared_parts, source as usize);
-        let slot = slot_at(&mut parts.spellings, family as usize);
-        if let Some(n) = slot {
-            return Arc::clone(n);
+        let slot = id_slot(&mut parts.spellings, family as usize, len);
+        if *slot != NO_ID {
+            return *slot;
         }
-        let n = share_name(&mut self.spellings, name);
-        *slot = Some(Arc::clone(&n));
+        let n = match self.spelling_ids.get(name) {
+            Some(n) => *n,
+            None => {
+                let n = id(self.spellings.len());
+                let name: Arc<str> = Arc::from(name);
+                self.spellings.push(Arc::clone(&name));
+                self.spelling_ids.insert(name, n);
+                n
+            }
+        };
+        *slot = n;
         n
     }
 
@@ -540,14 +563,14 @@ impl ScrapeFold {
             return id as usize;
         }
         let url: Arc<str> = Arc::from(url);
-        let id = self.endpoints.len();
-        self.endpoint_ids
-            .insert(Arc::clone(&url), u32::try_from(id).unwrap_or(u32::MAX));
+        let at = self.endpoints.len();
+        self.endpoint_ids.insert(Arc::clone(&url), id(at));
         self.endpoints.push(EndpointFold {
+            id: id(at),
             url,
             ..EndpointFold::default()
         });
-        id
+        at
     }
 
     /// The intake of series `series` of `table` on endpoint `ep`, made on first sight.
@@ -558,39 +581,26 @@ impl ScrapeFold {
         table: &SeriesTable,
         series: u32,
     ) -> Option<usize> {
-        if seen.intakes.len() <= series as usize {
-            seen.intakes
-                .resize(table.series.len().max(series as usize + 1), None);
-        }
-        if let Some(at) = seen.intakes.get(series as usize).copied().flatten() {
-            return Some(at);
+        let slot = id_slot(&mut seen.intakes, series as usize, table.series.len());
+        if *slot != NO_ID {
+            return Some(*slot as usize);
         }
         let meta = table.series.get(series as usize)?;
         let family = table.families.get(meta.family as usize)?;
-        let labels = self.labels_of(source, series, &meta.labels);
-        let spelling = self.spelling_of(source, meta.family, &family.name);
-        let key = SeriesKey {
-            endpoint_url: Arc::clone(&self.endpoints.get(ep)?.url),
-            spelling,
-            labels,
-        };
-        let parts = key_parts(&key);
-        let at = match self.by_key.get(&parts) {
-            Some(at) => *at,
-            None => {
-                self.intakes.push(Intake {
-                    key: Some(key),
-                    samples: SampleBuf::new(),
-                    ..Intake::default()
-                });
-                self.by_key.insert(parts, self.intakes.len() - 1);
-                self.intakes.len() - 1
-            }
-        };
-        if let Some(slot) = seen.intakes.get_mut(series as usize) {
-            *slot = Some(at);
+        let labels = self.labels_of(source, (series, table.series.len()), &meta.labels);
+        let families = table.families.len();
+        let spelling = self.spelling_of(source, (meta.family, families), &family.name);
+        let key = [id(ep), spelling, labels];
+        let next = id(self.intakes.len());
+        let at = *self.by_key.entry(key).or_insert(next);
+        if at == next {
+            self.intakes.push(Intake {
+                key,
+                ..Intake::default()
+            });
         }
-        Some(at)
+        *id_slot(&mut seen.intakes, series as usize, table.series.len()) = at;
+        Some(at as usize)
     }
 
     /// Take in one scrape of file `source` (its `seq`-th in the file), its series and families
@@ -632,7 +642,8 @@ impl ScrapeFold {
             }
             if !seen.families[f] {
                 seen.families[f] = true;
-                let spelling = self.spelling_of(source, group.family, &fam.name);
+                let families = (group.family, table.families.len());
+                let spelling = self.spelling_of(source, families, &fam.name);
                 if let Some(endpoint) = self.endpoints.get_mut(ep) {
                     endpoint.families.push((spelling, fam.metric_type));
                 }
@@ -812,36 +823,39 @@ impl ScrapeFold {
             by_key,
             interned,
             spellings,
+            spelling_ids,
             shared_parts,
             coarsened,
             ..
         } = self;
         // The lookups of scrapes are done with: their memory goes before the merge needs more
         // (unbound fields would be dropped only at the end).
-        drop((endpoint_ids, by_key, shared_parts));
+        drop((endpoint_ids, by_key, shared_parts, spelling_ids));
         ev.coarsened |= coarsened;
+        let parts = KeyParts::of(&endpoints, spellings, first_seen_order(interned));
         let mut endpoints = endpoints;
         crate::sort::sort_by(&mut endpoints, |a, b| a.url.cmp(&b.url));
-        // Each spelling's canonical key and each label set's shared copy made once, not once
-        // per endpoint.
-        let canonical: Vec<String> = spellings.iter().map(|s| canonical_family(s)).collect();
-        let canonical_at = address_ranks(spellings.iter().map(address));
+        // Each spelling's canonical key made once, not once per endpoint.
+        let canonical: Vec<String> = parts
+            .spellings
+            .iter()
+            .map(|s| canonical_family(s))
+            .collect();
         let mut shared = SharedLabels::default();
-        let mut interned = first_seen_order(interned);
-        crate::sort::sort_by(&mut interned, |a, b| a.cmp(b));
-        let ranked = ranked_keys(&intakes, &endpoints, &spellings, &interned);
+        let ranks = KeyRanks::of(&endpoints, &parts);
+        let ranked = ranked_keys(&intakes, &ranks);
         let mut sets = label_sets_by_endpoint(&ranked).peekable();
         for (i, e) in endpoints.iter().enumerate() {
             ev.endpoints.insert(e.url.to_string());
             let keys = e.families.iter().map(|(spelling, t)| {
-                let at = canonical_at.get(&address(spelling)).copied();
-                let key = at.and_then(|i| canonical.get(i as usize));
+                let key = canonical.get(*spelling as usize);
                 (key.map_or("", String::as_str), *t)
             });
             ev.note_canonical_families(&e.url, keys);
             let mut mine = Vec::new();
             while let Some((_, l)) = sets.next_if(|(ep, _)| *ep as usize == i) {
-                if let Some(l) = interned.get(l as usize) {
+                let rank = ranks.labels_sorted.get(l as usize);
+                if let Some(l) = rank.and_then(|r| parts.labels.get(*r as usize)) {
                     mine.push(shared.of(ev, l));
                 }
             }
@@ -851,7 +865,7 @@ impl ScrapeFold {
             ev.note_label_sets(&e.url, mine.into_iter().rev());
         }
         let order = ranked.into_iter().map(|(_, at)| at).collect();
-        merge_intakes(ev, intakes, order, coarsened, &mut shared);
+        merge_intakes(ev, (intakes, &parts), order, coarsened, &mut shared);
         finish_all_samples(ev, &mut endpoints);
         for e in &mut endpoints {
             let mut files: Vec<FileSamples<'_>> = std::mem::take(&mut e.process_start)
@@ -910,40 +924,110 @@ fn first_seen_order(interned: HashMap<Arc<Labels>, u32>) -> Vec<Arc<Labels>> {
     placed.into_iter().flatten().collect()
 }
 
-/// The address of a shared string (see [`address_ranks`]).
-fn address(s: &Arc<str>) -> usize {
-    Arc::as_ptr(s) as *const u8 as usize
+/// The parts of the fold's keys by their ids (see [`KeyIds`]).
+struct KeyParts {
+    urls: Vec<Arc<str>>,
+    spellings: Vec<Arc<str>>,
+    labels: Vec<Arc<Labels>>,
 }
 
-/// Each address by its position in `addresses`.
-fn address_ranks(addresses: impl Iterator<Item = usize>) -> AddressMap {
-    let mut ranks = AddressMap::default();
-    for (i, a) in addresses.enumerate() {
-        ranks.insert(a, u32::try_from(i).unwrap_or(u32::MAX));
+impl KeyParts {
+    fn of(
+        endpoints: &[EndpointFold],
+        spellings: Vec<Arc<str>>,
+        labels: Vec<Arc<Labels>>,
+    ) -> KeyParts {
+        let mut urls: Vec<Arc<str>> = vec![Arc::from(""); endpoints.len()];
+        for e in endpoints {
+            if let Some(u) = urls.get_mut(e.id as usize) {
+                *u = Arc::clone(&e.url);
+            }
+        }
+        KeyParts {
+            urls,
+            spellings,
+            labels,
+        }
     }
-    ranks
+
+    /// The key of `ids` (its label set the fold's copy), if every id is known.
+    fn key(&self, [e, s, l]: KeyIds) -> Option<SeriesKey> {
+        Some(SeriesKey {
+            endpoint_url: Arc::clone(self.urls.get(e as usize)?),
+            spelling: Arc::clone(self.spellings.get(s as usize)?),
+            labels: Arc::clone(self.labels.get(l as usize)?),
+        })
+    }
+}
+
+/// Each id's place in its part's order (endpoints by URL, spellings as strings, label sets as
+/// label sets): the keys' order is then a sort of integers, not of URLs that share long
+/// prefixes.
+struct KeyRanks {
+    endpoints: Vec<u32>,
+    spellings: Vec<u32>,
+    labels: Vec<u32>,
+    /// The label sets' ids in order (the inverse of `labels`).
+    labels_sorted: Vec<u32>,
+}
+
+impl KeyRanks {
+    /// `endpoints` sorted by URL.
+    fn of(endpoints: &[EndpointFold], parts: &KeyParts) -> KeyRanks {
+        let mut by_id = vec![NO_ID; endpoints.len()];
+        for (i, e) in endpoints.iter().enumerate() {
+            if let Some(r) = by_id.get_mut(e.id as usize) {
+                *r = id(i);
+            }
+        }
+        let spellings = sorted_ids(&parts.spellings);
+        // The sort starts from the order first seen, mostly the order a file lists them, and
+        // finds its runs.
+        let labels_sorted = sorted_ids(&parts.labels);
+        KeyRanks {
+            endpoints: by_id,
+            spellings: inverse(&spellings),
+            labels: inverse(&labels_sorted),
+            labels_sorted,
+        }
+    }
+}
+
+/// The ids of `items` (their indices) in the items' order.
+fn sorted_ids<T: Ord>(items: &[T]) -> Vec<u32> {
+    let mut ids: Vec<u32> = (0..id(items.len())).collect();
+    crate::sort::sort_by(&mut ids, |a, b| {
+        items.get(*a as usize).cmp(&items.get(*b as usize))
+    });
+    ids
+}
+
+/// Each id's position in `order`.
+fn inverse(order: &[u32]) -> Vec<u32> {
+    let mut at = vec![NO_ID; order.len()];
+    for (i, o) in order.iter().enumerate() {
+        if let Some(slot) = at.get_mut(*o as usize) {
+            *slot = id(i);
+        }
+    }
+    at
 }
 
 /// The intakes' indices in key order, each with its key's ranks (endpoint, spelling, label
-/// set). A key's parts are each kept once, so the keys are ordered by the ranks of their parts
-/// (the endpoints given sorted by URL; the spellings and label sets in their sets' order): a
-/// sort of integers, not of URLs that share long prefixes.
-fn ranked_keys(
-    intakes: &[Intake],
-    endpoints: &[EndpointFold],
-    spellings: &BTreeSet<Arc<str>>,
-    interned: &[Arc<Labels>],
-) -> Vec<([u32; 3], usize)> {
-    let url = address_ranks(endpoints.iter().map(|e| address(&e.url)));
-    let spelling = address_ranks(spellings.iter().map(address));
-    let labels = address_ranks(interned.iter().map(|l| Arc::as_ptr(l) as usize));
-    let rank = |m: &AddressMap, a: usize| m.get(&a).copied().unwrap_or(u32::MAX);
+/// set).
+fn ranked_keys(intakes: &[Intake], ranks: &KeyRanks) -> Vec<([u32; 3], usize)> {
+    let rank = |m: &[u32], i: u32| m.get(i as usize).copied().unwrap_or(NO_ID);
     let mut ranked: Vec<([u32; 3], usize)> = intakes
         .iter()
         .enumerate()
-        .filter_map(|(at, i)| {
-            let [u, s, l] = key_parts(i.key.as_ref()?);
-            Some(([rank(&url, u), rank(&spelling, s), rank(&labels, l)], at))
+        .map(|(at, i)| {
+            let [u, s, l] = i.key;
+            let r = [
+                rank(&ranks.endpoints, u),
+                rank(&ranks.spellings, s),
+                rank(&ranks.labels, l),
+            ];
+            (r, at)
         })
         .collect();
     // Each key once, so the order is total: an unstable sort is deterministic.
@@ -964,7 +1048,7 @@ fn label_sets_by_endpoint(ranked: &[([u32; 3], usize)]) -> impl Iterator<Item = 
 /// gauges and histograms, one pass each; their label sets become the evidence's shared copies.
 fn merge_intakes(
     ev: &mut Evidence,
-    mut intakes: Vec<Intake>,
+    (mut intakes, parts): (Vec<Intake>, &KeyParts),
     order: Vec<usize>,
     coarsened: bool,
     shared: &mut SharedLabels,
@@ -976,7 +1060,7 @@ fn merge_intakes(
         let Some(intake) = intakes.get_mut(at).map(std::mem::take) else {
             continue;
         };
-        let Some(mut key) = intake.key else {
+        let Some(mut key) = parts.key(intake.key) else {
             continue;
         };
         key.labels = shared.of(ev, &key.labels);

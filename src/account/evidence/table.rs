@@ -422,10 +422,6 @@ impl<V> Pending<V> {
 /// A map keyed by address (see [`AddressHasher`]).
 pub(crate) type AddressMap = HashMap<usize, u32, BuildHasherDefault<AddressHasher>>;
 
-/// A map keyed by several addresses (see [`AddressHasher`]).
-pub(crate) type AddressesMap<const N: usize> =
-    HashMap<[usize; N], usize, BuildHasherDefault<AddressHasher>>;
-
 /// A hasher for addresses (distinct, aligned): one multiply per address. The keys it hashes
 /// are not chosen by the input, so there is no flooding to defend against.
 #[derive(Default)]
