@@ -170,13 +170,14 @@ impl FamilyAcc {
         }
     }
 
-    fn slot(&mut self, labels: Labels, init: AccValue) -> &mut AccValue {
+    /// The value of `labels`, made by `init` on first sight.
+    fn slot(&mut self, labels: Labels, init: fn() -> AccValue) -> &mut AccValue {
         let i = match self.at.get(&labels) {
             Some(i) => *i as usize,
             None => {
                 let i = self.values.len();
                 let labels = Arc::new(labels);
-                self.values.push((Arc::clone(&labels), init));
+                self.values.push((Arc::clone(&labels), init()));
                 self.at.insert(labels, u32::try_from(i).unwrap_or(u32::MAX));
                 i
             }
@@ -187,17 +188,21 @@ impl FamilyAcc {
 }
 
 /// A sample's value while the capture is read (a histogram's buckets arrive line by line).
+/// 16 bytes: a histogram's parts are boxed, since most samples are scalars (a capture of
+/// 200,000 scalar series held 88 unused bytes each, 17.6 MB, while it was read).
 enum AccValue {
-    Scalar {
-        value: f64,
-    },
-    Histogram {
-        buckets: Vec<Bucket>,
-        /// Each bucket's position by `le`, once there are many (see [`set_bucket`]).
-        by_le: Option<HashMap<Box<str>, u32>>,
-        sum: Option<f64>,
-        count: Option<f64>,
-    },
+    Scalar { value: f64 },
+    Histogram(Box<HistogramAcc>),
+}
+
+/// A histogram's parts while the capture is read.
+#[derive(Default)]
+struct HistogramAcc {
+    buckets: Vec<Bucket>,
+    /// Each bucket's position by `le`, once there are many (see [`set_bucket`]).
+    by_le: Option<HashMap<Box<str>, u32>>,
+    sum: Option<f64>,
+    count: Option<f64>,
 }
 
 /// Buckets a histogram has before they are found by `le` through an index: below it a scan
@@ -240,12 +245,13 @@ impl AccValue {
     fn into_value(self) -> SampleValue {
         match self {
             AccValue::Scalar { value } => SampleValue::Scalar { value },
-            AccValue::Histogram {
-                buckets,
-                sum,
-                count,
-                ..
-            } => {
+            AccValue::Histogram(h) => {
+                let HistogramAcc {
+                    buckets,
+                    sum,
+                    count,
+                    ..
+                } = *h;
                 let counts = buckets.iter().map(|b| b.count).collect();
                 let les = buckets.into_iter().map(|b| b.le).collect();
                 SampleValue::Histogram(Box::new(Histogram {
@@ -260,12 +266,11 @@ impl AccValue {
 }
 
 fn empty_histogram() -> AccValue {
-    AccValue::Histogram {
-        buckets: Vec::new(),
-        by_le: None,
-        sum: None,
-        count: None,
-    }
+    AccValue::Histogram(Box::default())
+}
+
+fn zero() -> AccValue {
+    AccValue::Scalar { value: 0.0 }
 }
 
 /// Where the parser is inside the file, for errors.
@@ -746,7 +751,7 @@ impl PrometheusTextReader {
         let labels = Labels::from_pairs(pairs);
         match role {
             SampleRole::Value | SampleRole::Created => {
-                *acc.slot(labels, AccValue::Scalar { value: 0.0 }) = AccValue::Scalar {
+                *acc.slot(labels, zero) = AccValue::Scalar {
                     value: sample.value,
                 };
             }
@@ -758,23 +763,17 @@ impl PrometheusTextReader {
                         format!("histogram bucket `{sname}` without an `le` label"),
                     ));
                 }
-                let slot = acc.slot(labels, empty_histogram());
-                if !matches!(slot, AccValue::Histogram { .. }) {
+                let slot = acc.slot(labels, empty_histogram);
+                if !matches!(slot, AccValue::Histogram(_)) {
                     *slot = empty_histogram();
                 }
-                if let AccValue::Histogram {
-                    buckets,
-                    by_le,
-                    sum,
-                    count,
-                } = slot
-                {
+                if let AccValue::Histogram(h) = slot {
                     match (role, le) {
                         (SampleRole::Bucket, Some(le)) => {
-                            set_bucket(buckets, by_le, le, sample.value);
+                            set_bucket(&mut h.buckets, &mut h.by_le, le, sample.value);
                         }
-                        (SampleRole::Sum, _) => *sum = Some(sample.value),
-                        (SampleRole::Count, _) => *count = Some(sample.value),
+                        (SampleRole::Sum, _) => h.sum = Some(sample.value),
+                        (SampleRole::Count, _) => h.count = Some(sample.value),
                         _ => {}
                     }
                 }
@@ -817,7 +816,11 @@ fn flatten(
 ) -> (SeriesTable, Vec<FamilyGroup>, Vec<ScrapeSample>) {
     let mut table = SeriesTable::default();
     let mut groups = Vec::with_capacity(families.len());
-    let mut samples = Vec::new();
+    // Room for every series at once: grown by doubling, the vectors' last growth would be
+    // about half unused at the capture's peak.
+    let n: usize = families.values().map(|f| f.values.len()).sum();
+    table.series.reserve_exact(n);
+    let mut samples = Vec::with_capacity(n);
     for (name, acc) in families {
         let family = u32::try_from(table.families.len()).unwrap_or(u32::MAX);
         table.families.push(FamilyMeta {
