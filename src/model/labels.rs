@@ -35,6 +35,15 @@ fn put_number(out: &mut String, mut n: usize) {
     }
 }
 
+/// Write one pair of a [`Labels`] text: pairs written in name order, each name once, make the
+/// text of the set of them (see [`Labels::from_text`]).
+pub(crate) fn push_pair(text: &mut String, name: &str, value: &str) {
+    put_number(text, name.len());
+    text.push_str(name);
+    put_number(text, value.len());
+    text.push_str(value);
+}
+
 const MORE: u8 = 0x40;
 const BITS: u8 = 0x3F;
 
@@ -94,15 +103,44 @@ impl Labels {
         let mut text = String::with_capacity(len);
         for (i, (name, value)) in pairs.iter().enumerate() {
             if kept(i) {
-                put_number(&mut text, name.len());
-                text.push_str(name);
-                put_number(&mut text, value.len());
-                text.push_str(value);
+                push_pair(&mut text, name, value);
             }
         }
         Self {
             text: text.into_boxed_str(),
         }
+    }
+
+    /// The set whose text is `text`, written by [`push_pair`] (names in byte order, each
+    /// once).
+    pub(crate) fn from_text(text: &str) -> Self {
+        Self { text: text.into() }
+    }
+
+    /// The set's text: equal sets have equal texts (a reader finds its sets by it).
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether the set is `pairs` (names in byte order, each once), compared with the text in
+    /// place: a reader tests most rows against the set of the row before.
+    #[inline]
+    pub(crate) fn is_pairs<'p>(&self, pairs: impl Iterator<Item = (&'p str, &'p str)>) -> bool {
+        let text = self.text.as_bytes();
+        let mut at = 0;
+        for (name, value) in pairs {
+            for part in [name, value] {
+                let Some((len, start)) = take_number(text, at) else {
+                    return false;
+                };
+                let end = start.saturating_add(len);
+                if len != part.len() || text.get(start..end) != Some(part.as_bytes()) {
+                    return false;
+                }
+                at = end;
+            }
+        }
+        at == text.len()
     }
 
     pub fn len(&self) -> usize {

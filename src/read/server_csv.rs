@@ -51,6 +51,7 @@
 //! bucket count, where the count starts).
 
 use crate::error::{ErrorCode, Position, ReadError};
+use crate::model::labels::push_pair;
 use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{
     Bucket, CounterStats, ExportSummary, Family, GaugeStats, HistogramStats, Labels, MetricType,
@@ -60,7 +61,8 @@ use crate::read::count;
 use crate::read::json_cursor::to_f64;
 use crate::read::push::{drive, Lines, PushReader};
 use crate::read::FamilyFilter;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 /// The stat columns of each CSV section, in AIPerf's order (the generator writes the same).
@@ -797,8 +799,11 @@ struct MetricCols {
     stat_kind: StatKind,
     /// The column of each stat of the kind, in [`StatKind::names`] order.
     stats: Vec<Option<usize>>,
-    /// (label name, column index) in header order.
+    /// (label name, column index) in name order (header order among equal names), as a
+    /// [`Labels`] text has them (see [`row_pairs`]).
     labels: Vec<(String, usize)>,
+    /// No label name is given twice (the header of every CSV AIPerf writes).
+    unique_labels: bool,
 }
 
 struct InfoCols {
@@ -866,7 +871,7 @@ impl Section {
                 .iter()
                 .map(|s| index.get(s).copied())
                 .collect();
-            let labels = names
+            let mut labels: Vec<(String, usize)> = names
                 .iter()
                 .enumerate()
                 .filter(|(_, n)| {
@@ -874,6 +879,8 @@ impl Section {
                 })
                 .map(|(i, n)| (n.clone(), i))
                 .collect();
+            crate::sort::sort_by(&mut labels, |a, b| a.0.cmp(&b.0));
+            let unique_labels = labels.windows(2).all(|w| w[0].0 != w[1].0);
             SectionKind::Metrics(MetricCols {
                 endpoint,
                 metric_type,
@@ -884,6 +891,7 @@ impl Section {
                 stat_kind,
                 stats,
                 labels,
+                unique_labels,
             })
         };
         Ok(Section {
@@ -1417,87 +1425,97 @@ fn same_from_end(a: &str, b: &str) -> bool {
 /// repeats the same few sets on every endpoint, and each row would otherwise hold its own map.
 #[derive(Default)]
 struct LabelSets {
-    /// `len name len value …` of the row's non-empty label cells → the set's index in `sets`.
-    by_key: HashMap<Vec<u8>, u32>,
-    sets: Vec<Arc<Labels>>,
-    /// The key of the row being read (reused).
-    key: Vec<u8>,
-    /// The last set given, by its key (the rows of a family mostly share one).
-    last: Option<(Vec<u8>, Arc<Labels>)>,
+    /// Each set once, found by its text. A key of its own beside each set (its cells,
+    /// length-prefixed) held as many bytes again, and 32 more in the table: 9.5 MB of a CSV
+    /// of 80,000 label sets.
+    sets: HashSet<SetText>,
+    /// The text of the row's set (reused).
+    key: String,
+    /// The last set given (the rows of a family mostly share one).
+    last: Option<Arc<Labels>>,
 }
+
+/// A set of [`LabelSets`], found by its text (SipHash with the table's own keys: the texts
+/// are an upload's).
+struct SetText(Arc<Labels>);
+
+impl std::borrow::Borrow<str> for SetText {
+    fn borrow(&self) -> &str {
+        self.0.text()
+    }
+}
+
+impl Hash for SetText {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.0.text().hash(h);
+    }
+}
+
+impl PartialEq for SetText {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.text() == other.0.text()
+    }
+}
+
+impl Eq for SetText {}
 
 impl LabelSets {
     fn of_row(&mut self, row: &Row<'_>, cols: &MetricCols) -> Arc<Labels> {
-        // Most rows have the last row's set: their cells are compared with its key in place,
-        // and a key is written only for a row that differs (writing one per row was 4 % of
-        // reading a many-endpoint CSV in the .wasm).
-        if let Some((key, l)) = &self.last {
-            if key_is(key, row, cols) {
+        // Most rows have the last row's set: their cells are compared with it in place, and a
+        // text is written only for a row that differs (writing one per row was 4 % of reading
+        // a many-endpoint CSV in the .wasm).
+        if let Some(l) = &self.last {
+            if row_is(l, row, cols) {
                 return Arc::clone(l);
             }
         }
         self.key.clear();
-        for (label, i) in &cols.labels {
-            let v = row.cell(*i);
-            if !v.is_empty() {
-                // Length-prefixed: no cell content can make two different sets one key.
-                for part in [label.as_str(), v] {
-                    self.key
-                        .extend_from_slice(&(part.len() as u64).to_le_bytes());
-                    self.key.extend_from_slice(part.as_bytes());
-                }
-            }
+        for (name, value) in row_pairs(row, cols) {
+            push_pair(&mut self.key, name, value);
         }
-        let known = self.by_key.get(self.key.as_slice());
-        let labels = match known.and_then(|&i| self.sets.get(i as usize)) {
-            Some(l) => Arc::clone(l),
+        let labels = match self.sets.get(self.key.as_str()) {
+            Some(l) => Arc::clone(&l.0),
             None => {
-                let labels: Labels = cols
-                    .labels
-                    .iter()
-                    .map(|(label, i)| (label.as_str(), row.cell(*i)))
-                    .filter(|(_, v)| !v.is_empty())
-                    .collect();
-                let labels = Arc::new(labels);
-                let i = u32::try_from(self.sets.len()).unwrap_or(u32::MAX);
-                self.by_key.insert(self.key.clone(), i);
-                self.sets.push(Arc::clone(&labels));
+                let labels = Arc::new(Labels::from_text(&self.key));
+                self.sets.insert(SetText(Arc::clone(&labels)));
                 labels
             }
         };
-        match &mut self.last {
-            Some((key, l)) => {
-                key.clone_from(&self.key);
-                *l = Arc::clone(&labels);
-            }
-            None => self.last = Some((self.key.clone(), Arc::clone(&labels))),
-        }
+        self.last = Some(Arc::clone(&labels));
         labels
     }
 }
 
-/// Is `key` the [`LabelSets`] key of `row`'s label cells? The key, read part by part.
-fn key_is(key: &[u8], row: &Row<'_>, cols: &MetricCols) -> bool {
-    let mut rest = key;
-    for (label, i) in &cols.labels {
-        let v = row.cell(*i);
-        if v.is_empty() {
-            continue;
-        }
-        for part in [label.as_str(), v] {
-            let Some((len, after)) = rest.split_first_chunk::<8>() else {
-                return false;
-            };
-            let Some((text, after)) = after.split_at_checked(part.len()) else {
-                return false;
-            };
-            if u64::from_le_bytes(*len) != part.len() as u64 || text != part.as_bytes() {
-                return false;
-            }
-            rest = after;
-        }
+/// Whether the row's set is `l`: [`row_pairs`], without looking ahead for a repeated name
+/// when the header has none (the test of nearly every row of a CSV).
+fn row_is(l: &Labels, row: &Row<'_>, cols: &MetricCols) -> bool {
+    if !cols.unique_labels {
+        return l.is_pairs(row_pairs(row, cols));
     }
-    rest.is_empty()
+    let cells = cols
+        .labels
+        .iter()
+        .map(|(label, i)| (label.as_str(), row.cell(*i)));
+    l.is_pairs(cells.filter(|(_, v)| !v.is_empty()))
+}
+
+/// The (label, value) pairs of a row's non-empty label cells, in name order; of a name given
+/// twice the last non-empty cell stands, as `Labels::from_pairs` has it.
+fn row_pairs<'r>(
+    row: &'r Row<'_>,
+    cols: &'r MetricCols,
+) -> impl Iterator<Item = (&'r str, &'r str)> + 'r {
+    let cells = cols
+        .labels
+        .iter()
+        .map(|(label, i)| (label.as_str(), row.cell(*i)));
+    let mut cells = cells.filter(|(_, v)| !v.is_empty()).peekable();
+    std::iter::from_fn(move || loop {
+        let pair = cells.next()?;
+        if cells.peek().is_none_or(|next| next.0 != pair.0) {
+            return Some(pair);
+        }
+    })
 }
 
 /// The info series of the current section: rows with the same endpoint and metric add their
@@ -2024,22 +2042,31 @@ mod tests {
     }
 
     /// A row's label set is its own label cells whatever row came before: the in-place
-    /// comparison with the last row's key (`key_is`) holds it to what a fresh key would give,
-    /// on every pair of rows whose cells are empty, a prefix of the other or equal.
+    /// comparison with the last row's set (`row_is`) and the lookup by text hold it to what
+    /// `Labels` makes of the cells, on every pair of rows whose cells are empty, a prefix of
+    /// the other or equal, with two names or one name twice (the last non-empty cell stands).
     #[test]
     fn each_row_gets_the_label_set_of_its_cells() {
-        let cols = MetricCols {
-            endpoint: 0,
-            metric_type: 0,
-            metric: 0,
-            unit: None,
-            description: None,
-            buckets: None,
-            stat_kind: StatKind::Gauge,
-            stats: Vec::new(),
-            labels: vec![("engine".into(), 1), ("model_name".into(), 2)],
-        };
-        // The last two: a set whose key, read without its lengths, holds another's.
+        for names in [["engine", "model_name"], ["engine", "engine"]] {
+            let cols = MetricCols {
+                endpoint: 0,
+                metric_type: 0,
+                metric: 0,
+                unit: None,
+                description: None,
+                buckets: None,
+                stat_kind: StatKind::Gauge,
+                stats: Vec::new(),
+                labels: vec![(names[0].into(), 1), (names[1].into(), 2)],
+                unique_labels: names[0] != names[1],
+            };
+            rows_get_their_cells_sets(&cols);
+        }
+    }
+
+    fn rows_get_their_cells_sets(cols: &MetricCols) {
+        // A set whose text, read without its lengths, holds another's; a length of two bytes.
+        let long = "x".repeat(70);
         let cells = [
             "",
             "a",
@@ -2047,7 +2074,9 @@ mod tests {
             "b",
             "\u{8}\0\0\0\0\0\0\0a",
             "a\0\0\0\0\0\0\0\0model_name\0\0\0\0\0\0\0\0v",
+            "\u{1}a\u{5}engine",
             "v",
+            &long,
         ];
         let lines: Vec<String> = cells
             .iter()
@@ -2066,7 +2095,7 @@ mod tests {
                         spans: &spans,
                         at: &[],
                     };
-                    let got = sets.of_row(&row, &cols);
+                    let got = sets.of_row(&row, cols);
                     let want: Labels = cols
                         .labels
                         .iter()
