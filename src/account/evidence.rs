@@ -10,6 +10,7 @@ use crate::model::{
 };
 use crate::read::names::canonical_family;
 use crate::read::Run;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
@@ -433,18 +434,17 @@ impl Evidence {
 
     /// Add an export's families, given apart from it (taken out of it, each is dropped once
     /// its series are evidence).
-    fn add_export<F: std::borrow::Borrow<Family>>(
+    fn add_export(
         &mut self,
         export: &ServerMetricsExport,
-        families: ExportFamilies<F>,
+        families: ExportFamilies<'_>,
         source: &'static str,
     ) {
         let phase_scoped = export.metrics_phase.is_some();
         // Room for the profile's series at once: a vector grown by doubling is copied each
         // time, and in WASM the old and new copies are both in linear memory for a moment.
         let of_type = |t: MetricType| -> usize {
-            let families = families.metrics.iter().map(|f| f.borrow());
-            let families = families.filter(|f| f.metric_type == t);
+            let families = families.metrics.iter().filter(|f| f.metric_type == t);
             families.map(|f| f.series.len()).sum()
         };
         self.series.reserve(of_type(MetricType::Counter));
@@ -453,10 +453,10 @@ impl Evidence {
         self.histograms.reserve(of_type(MetricType::Histogram));
         let mut sets = GatheredSets::default();
         for f in families.metrics {
-            self.add_export_family(f.borrow(), false, phase_scoped, &mut sets);
+            self.add_export_family(&f, false, phase_scoped, &mut sets);
         }
         for f in families.warmup {
-            self.add_export_family(f.borrow(), true, phase_scoped, &mut sets);
+            self.add_export_family(&f, true, phase_scoped, &mut sets);
         }
         for (endpoint, gathered) in sets.of {
             self.note_label_sets(&endpoint, sorted_unique(gathered).into_iter().rev());
@@ -489,10 +489,10 @@ pub fn collect(run: &Run) -> Evidence {
 /// way a scrape came.
 pub fn collect_with(run: &Run, fold: ScrapeFold) -> Evidence {
     let json = run.server_json.as_ref().map(|j| ExportFamilies {
-        metrics: j.metrics.iter().collect(),
-        warmup: j.warmup_metrics.iter().collect(),
+        metrics: j.metrics.iter().map(Cow::Borrowed).collect(),
+        warmup: j.warmup_metrics.iter().map(Cow::Borrowed).collect(),
     });
-    collect_from(run, fold, json, run.scrapes.iter())
+    collect_from(run, fold, json, &mut run.scrapes.iter().map(Cow::Borrowed))
 }
 
 /// [`collect_with`] that takes what only the evidence reads out of the run: the JSON export's
@@ -501,24 +501,26 @@ pub fn collect_with(run: &Run, fold: ScrapeFold) -> Evidence {
 /// through the later stages' peak.
 pub fn collect_taking(run: &mut Run, fold: ScrapeFold) -> Evidence {
     let scrapes = std::mem::take(&mut run.scrapes);
+    let owned = |families: Vec<Family>| families.into_iter().map(Cow::Owned).collect();
     let json = run.server_json.as_mut().map(|j| ExportFamilies {
-        metrics: std::mem::take(&mut j.metrics),
-        warmup: std::mem::take(&mut j.warmup_metrics),
+        metrics: owned(std::mem::take(&mut j.metrics)),
+        warmup: owned(std::mem::take(&mut j.warmup_metrics)),
     });
-    collect_from(run, fold, json, scrapes)
+    collect_from(run, fold, json, &mut scrapes.into_iter().map(Cow::Owned))
 }
 
-/// An export's families (profiling phase, warmup phase), owned or borrowed.
-struct ExportFamilies<F> {
-    metrics: Vec<F>,
-    warmup: Vec<F>,
+/// An export's families (profiling phase, warmup phase), owned or borrowed (one copy of the
+/// code for both: each generic copy was .wasm bytes).
+struct ExportFamilies<'a> {
+    metrics: Vec<Cow<'a, Family>>,
+    warmup: Vec<Cow<'a, Family>>,
 }
 
-fn collect_from<F: std::borrow::Borrow<Family>, S: std::borrow::Borrow<Scrape>>(
+fn collect_from<'a>(
     run: &Run,
     mut fold: ScrapeFold,
-    json: Option<ExportFamilies<F>>,
-    scrapes: impl IntoIterator<Item = S>,
+    json: Option<ExportFamilies<'a>>,
+    scrapes: &mut dyn Iterator<Item = Cow<'a, Scrape>>,
 ) -> Evidence {
     let mut ev = Evidence::default();
     if let (Some(j), Some(families)) = (&run.server_json, json) {
@@ -576,14 +578,13 @@ fn sorted_union<'a>(
 }
 
 /// Fold the run's scrapes (sorted by endpoint, then time, then file) with their files.
-fn fold_run_scrapes<S: std::borrow::Borrow<Scrape>>(
+fn fold_run_scrapes<'a>(
     fold: &mut ScrapeFold,
-    scrapes: impl IntoIterator<Item = S>,
+    scrapes: &mut dyn Iterator<Item = Cow<'a, Scrape>>,
     files: &[String],
 ) {
     let mut sources: BTreeMap<&str, u32> = BTreeMap::new();
-    for (n, scrape) in scrapes.into_iter().enumerate() {
-        let scrape = scrape.borrow();
+    for (n, scrape) in scrapes.enumerate() {
         let file = files.get(n).map_or("", String::as_str);
         let source = match sources.get(file) {
             Some(s) => *s,
@@ -593,7 +594,7 @@ fn fold_run_scrapes<S: std::borrow::Borrow<Scrape>>(
                 s
             }
         };
-        fold.take(source, n as u64, scrape, &scrape.table);
+        fold.take(source, n as u64, &scrape, &scrape.table);
     }
 }
 
