@@ -10,7 +10,6 @@ use crate::model::{
 };
 use crate::read::names::canonical_family;
 use crate::read::Run;
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
@@ -444,7 +443,8 @@ impl Evidence {
         // Room for the profile's series at once: a vector grown by doubling is copied each
         // time, and in WASM the old and new copies are both in linear memory for a moment.
         let of_type = |t: MetricType| -> usize {
-            let families = families.metrics.iter().filter(|f| f.metric_type == t);
+            let families = families.metrics.as_slice().iter();
+            let families = families.filter(|f| f.metric_type == t);
             families.map(|f| f.series.len()).sum()
         };
         self.series.reserve(of_type(MetricType::Counter));
@@ -452,12 +452,9 @@ impl Evidence {
             .reserve(of_type(MetricType::Gauge) + of_type(MetricType::Unknown));
         self.histograms.reserve(of_type(MetricType::Histogram));
         let mut sets = GatheredSets::default();
-        for f in families.metrics {
-            self.add_export_family(&f, false, phase_scoped, &mut sets);
-        }
-        for f in families.warmup {
-            self.add_export_family(&f, true, phase_scoped, &mut sets);
-        }
+        let ExportFamilies { metrics, warmup } = families;
+        metrics.each(|f| self.add_export_family(f, false, phase_scoped, &mut sets));
+        warmup.each(|f| self.add_export_family(f, true, phase_scoped, &mut sets));
         for (endpoint, gathered) in sets.of {
             self.note_label_sets(&endpoint, sorted_unique(gathered).into_iter().rev());
         }
@@ -489,10 +486,10 @@ pub fn collect(run: &Run) -> Evidence {
 /// way a scrape came.
 pub fn collect_with(run: &Run, fold: ScrapeFold) -> Evidence {
     let json = run.server_json.as_ref().map(|j| ExportFamilies {
-        metrics: j.metrics.iter().map(Cow::Borrowed).collect(),
-        warmup: j.warmup_metrics.iter().map(Cow::Borrowed).collect(),
+        metrics: Parts::Borrowed(&j.metrics),
+        warmup: Parts::Borrowed(&j.warmup_metrics),
     });
-    collect_from(run, fold, json, &mut run.scrapes.iter().map(Cow::Borrowed))
+    collect_from(run, fold, json, Parts::Borrowed(&run.scrapes))
 }
 
 /// [`collect_with`] that takes what only the evidence reads out of the run: the JSON export's
@@ -501,26 +498,49 @@ pub fn collect_with(run: &Run, fold: ScrapeFold) -> Evidence {
 /// through the later stages' peak.
 pub fn collect_taking(run: &mut Run, fold: ScrapeFold) -> Evidence {
     let scrapes = std::mem::take(&mut run.scrapes);
-    let owned = |families: Vec<Family>| families.into_iter().map(Cow::Owned).collect();
     let json = run.server_json.as_mut().map(|j| ExportFamilies {
-        metrics: owned(std::mem::take(&mut j.metrics)),
-        warmup: owned(std::mem::take(&mut j.warmup_metrics)),
+        metrics: Parts::Owned(std::mem::take(&mut j.metrics)),
+        warmup: Parts::Owned(std::mem::take(&mut j.warmup_metrics)),
     });
-    collect_from(run, fold, json, &mut scrapes.into_iter().map(Cow::Owned))
+    collect_from(run, fold, json, Parts::Owned(scrapes))
 }
 
-/// An export's families (profiling phase, warmup phase), owned or borrowed (one copy of the
-/// code for both: each generic copy was .wasm bytes).
+/// Parts of a run the evidence is made from: borrowed, or taken out of the run. One type for
+/// both, so the code that reads them is compiled once (a generic copy of each was .wasm
+/// bytes).
+enum Parts<'a, T> {
+    Borrowed(&'a [T]),
+    Owned(Vec<T>),
+}
+
+impl<T> Parts<'_, T> {
+    fn as_slice(&self) -> &[T] {
+        match self {
+            Parts::Borrowed(s) => s,
+            Parts::Owned(v) => v,
+        }
+    }
+
+    /// `f` of each part in order; an owned part is dropped once `f` has read it.
+    fn each(self, mut f: impl FnMut(&T)) {
+        match self {
+            Parts::Borrowed(s) => s.iter().for_each(f),
+            Parts::Owned(v) => v.into_iter().for_each(|x| f(&x)),
+        }
+    }
+}
+
+/// An export's families (profiling phase, warmup phase).
 struct ExportFamilies<'a> {
-    metrics: Vec<Cow<'a, Family>>,
-    warmup: Vec<Cow<'a, Family>>,
+    metrics: Parts<'a, Family>,
+    warmup: Parts<'a, Family>,
 }
 
 fn collect_from<'a>(
     run: &Run,
     mut fold: ScrapeFold,
     json: Option<ExportFamilies<'a>>,
-    scrapes: &mut dyn Iterator<Item = Cow<'a, Scrape>>,
+    scrapes: Parts<'a, Scrape>,
 ) -> Evidence {
     let mut ev = Evidence::default();
     if let (Some(j), Some(families)) = (&run.server_json, json) {
@@ -578,13 +598,10 @@ fn sorted_union<'a>(
 }
 
 /// Fold the run's scrapes (sorted by endpoint, then time, then file) with their files.
-fn fold_run_scrapes<'a>(
-    fold: &mut ScrapeFold,
-    scrapes: &mut dyn Iterator<Item = Cow<'a, Scrape>>,
-    files: &[String],
-) {
+fn fold_run_scrapes(fold: &mut ScrapeFold, scrapes: Parts<'_, Scrape>, files: &[String]) {
     let mut sources: BTreeMap<&str, u32> = BTreeMap::new();
-    for (n, scrape) in scrapes.enumerate() {
+    let mut n = 0usize;
+    scrapes.each(|scrape| {
         let file = files.get(n).map_or("", String::as_str);
         let source = match sources.get(file) {
             Some(s) => *s,
@@ -594,8 +611,9 @@ fn fold_run_scrapes<'a>(
                 s
             }
         };
-        fold.take(source, n as u64, &scrape, &scrape.table);
-    }
+        fold.take(source, n as u64, scrape, &scrape.table);
+        n += 1;
+    });
 }
 
 /// What the evidence itself says about how it was read: exports' repeated families merged

@@ -1463,10 +1463,17 @@ impl LabelSets {
     fn of_row(&mut self, row: &Row<'_>, cols: &MetricCols) -> Arc<Labels> {
         // Most rows have the last row's set: their cells are compared with it in place, and a
         // text is written only for a row that differs (writing one per row was 4 % of reading
-        // a many-endpoint CSV in the .wasm).
+        // a many-endpoint CSV in the .wasm). A header that names a label twice (no CSV AIPerf
+        // writes) has every row's text written and looked up.
         if let Some(l) = &self.last {
-            if row_is(l, row, cols) {
-                return Arc::clone(l);
+            if cols.unique_labels {
+                let cells = cols
+                    .labels
+                    .iter()
+                    .map(|(label, i)| (label.as_str(), row.cell(*i)));
+                if l.is_pairs(cells.filter(|(_, v)| !v.is_empty())) {
+                    return Arc::clone(l);
+                }
             }
         }
         self.key.clear();
@@ -1484,19 +1491,6 @@ impl LabelSets {
         self.last = Some(Arc::clone(&labels));
         labels
     }
-}
-
-/// Whether the row's set is `l`: [`row_pairs`], without looking ahead for a repeated name
-/// when the header has none (the test of nearly every row of a CSV).
-fn row_is(l: &Labels, row: &Row<'_>, cols: &MetricCols) -> bool {
-    if !cols.unique_labels {
-        return l.is_pairs(row_pairs(row, cols));
-    }
-    let cells = cols
-        .labels
-        .iter()
-        .map(|(label, i)| (label.as_str(), row.cell(*i)));
-    l.is_pairs(cells.filter(|(_, v)| !v.is_empty()))
 }
 
 /// The (label, value) pairs of a row's non-empty label cells, in name order; of a name given
@@ -2042,9 +2036,10 @@ mod tests {
     }
 
     /// A row's label set is its own label cells whatever row came before: the in-place
-    /// comparison with the last row's set (`row_is`) and the lookup by text hold it to what
-    /// `Labels` makes of the cells, on every pair of rows whose cells are empty, a prefix of
-    /// the other or equal, with two names or one name twice (the last non-empty cell stands).
+    /// comparison with the last row's set (`Labels::is_pairs`) and the lookup by text hold it
+    /// to what `Labels` makes of the cells, on every pair of rows whose cells are empty, a
+    /// prefix of the other or equal, with two names or one name twice (the last non-empty
+    /// cell stands).
     #[test]
     fn each_row_gets_the_label_set_of_its_cells() {
         for names in [["engine", "model_name"], ["engine", "engine"]] {
