@@ -21,7 +21,8 @@
 //! capture of unknown origin. Its `timestamp_ns` is `capture.timestamp_ns`, else (when every
 //! kept sample carries a millisecond timestamp) the largest sample timestamp × 10^6, else
 //! `None`. Families the filter does not want are skipped before their samples are built
-//! (their lines are still checked for syntax, so errors do not depend on the filter).
+//! (their lines are still checked for syntax, so errors do not depend on the filter). A lean
+//! read ([`FamilyFilter::lean`]) keeps of a histogram its sum and count, not its buckets.
 //!
 //! Counts above 2^53 − 1 are refused (`COUNT_TOO_LARGE`, at the value; see
 //! [`crate::read::count`]): counter values, histogram bucket and `_count` values, and the
@@ -769,6 +770,9 @@ impl PrometheusTextReader {
                 }
                 if let AccValue::Histogram(h) = slot {
                     match (role, le) {
+                        // Accounting reads a histogram's sum and count only
+                        // (`FamilyFilter::lean`); the bucket line was checked above.
+                        (SampleRole::Bucket, _) if filter.is_lean() => {}
                         (SampleRole::Bucket, Some(le)) => {
                             set_bucket(&mut h.buckets, &mut h.by_le, le, sample.value);
                         }
@@ -930,6 +934,34 @@ mod tests {
             counts.push(200.0);
             assert_eq!(&h.les[..], &les[..], "{n} buckets");
             assert_eq!(h.counts, counts, "{n} buckets");
+        }
+    }
+
+    /// A lean read keeps a histogram's sum and count and none of its buckets; the bucket
+    /// lines are still checked (a bucket without `le`, a count above 2^53 − 1).
+    #[test]
+    fn lean_histograms_keep_sum_and_count() {
+        let text = "# TYPE h histogram\nh_bucket{le=\"1\",x=\"a\"} 2\nh_bucket{le=\"+Inf\",x=\"a\"} 3\nh_sum{x=\"a\"} 4.5\nh_count{x=\"a\"} 3\n";
+        let lean = FamilyFilter::all().lean();
+        let meta = CaptureMeta::default();
+        let scrape = read_prometheus_text("t.prom", text.as_bytes(), &meta, &lean);
+        let scrape = scrape.unwrap_or_else(|e| panic!("{e}"));
+        let Some(SampleValue::Histogram(h)) = scrape.samples.first().map(|s| &s.value) else {
+            panic!("no histogram");
+        };
+        assert!(h.les.is_empty() && h.counts.is_empty());
+        assert_eq!((h.sum, h.count), (Some(4.5), Some(3.0)));
+        let full = read(text).unwrap_or_else(|e| panic!("{e}"));
+        let Some(SampleValue::Histogram(f)) = full.samples.first().map(|s| &s.value) else {
+            panic!("no histogram");
+        };
+        assert_eq!((f.counts.len(), f.sum, f.count), (2, Some(4.5), Some(3.0)));
+        for bad in [
+            "# TYPE h histogram\nh_bucket{x=\"a\"} 2\n",
+            "# TYPE h histogram\nh_bucket{le=\"1\"} 9007199254740993\n",
+        ] {
+            let got = read_prometheus_text("t.prom", bad.as_bytes(), &meta, &lean);
+            assert!(got.is_err(), "{bad}");
         }
     }
 
