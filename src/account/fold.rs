@@ -14,7 +14,7 @@
 //! [`SampleBuf::decimate`]); the evidence then says so (`coarsened`, reason
 //! `evidence_coarsened`): every bound drawn from it still contains the truth, only wider.
 
-use super::evidence::{AddressMap, Evidence, SeriesKey, StatPair, PROCESS_START};
+use super::evidence::{Evidence, SeriesKey, StatPair, PROCESS_START};
 use super::request_scope::RecordFold;
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
 use crate::read::names::canonical_family;
@@ -832,7 +832,8 @@ impl ScrapeFold {
         // (unbound fields would be dropped only at the end).
         drop((endpoint_ids, by_key, shared_parts, spelling_ids));
         ev.coarsened |= coarsened;
-        let parts = KeyParts::of(&endpoints, spellings, first_seen_order(interned));
+        let mut parts = KeyParts::of(&endpoints, spellings, first_seen_order(interned));
+        parts.share_labels(ev);
         let mut endpoints = endpoints;
         crate::sort::sort_by(&mut endpoints, |a, b| a.url.cmp(&b.url));
         // Each spelling's canonical key made once, not once per endpoint.
@@ -841,7 +842,6 @@ impl ScrapeFold {
             .iter()
             .map(|s| canonical_family(s))
             .collect();
-        let mut shared = SharedLabels::default();
         let ranks = KeyRanks::of(&endpoints, &parts);
         let ranked = ranked_keys(&intakes, &ranks);
         let mut sets = label_sets_by_endpoint(&ranked).peekable();
@@ -855,8 +855,8 @@ impl ScrapeFold {
             let mut mine = Vec::new();
             while let Some((_, l)) = sets.next_if(|(ep, _)| *ep as usize == i) {
                 let rank = ranks.labels_sorted.get(l as usize);
-                if let Some(l) = rank.and_then(|r| parts.labels.get(*r as usize)) {
-                    mine.push(shared.of(ev, l));
+                if let Some(l) = rank.and_then(|r| parts.labels(*r)) {
+                    mine.push(Arc::clone(l));
                 }
             }
             // Largest first: a B-tree node is searched from its smallest key, so a set smaller
@@ -865,7 +865,7 @@ impl ScrapeFold {
             ev.note_label_sets(&e.url, mine.into_iter().rev());
         }
         let order = ranked.into_iter().map(|(_, at)| at).collect();
-        merge_intakes(ev, (intakes, &parts), order, coarsened, &mut shared);
+        merge_intakes(ev, (intakes, &parts), order, coarsened);
         finish_all_samples(ev, &mut endpoints);
         for e in &mut endpoints {
             let mut files: Vec<FileSamples<'_>> = std::mem::take(&mut e.process_start)
@@ -890,52 +890,31 @@ impl ScrapeFold {
     }
 }
 
-/// The evidence's shared copy of each of the fold's label sets (by the fold's copy's address:
-/// the fold keeps each set once), looked up in the evidence once per set.
-#[derive(Default)]
-struct SharedLabels {
-    at: AddressMap,
-    copies: Vec<Arc<Labels>>,
-}
-
-impl SharedLabels {
-    fn of(&mut self, ev: &mut Evidence, labels: &Arc<Labels>) -> Arc<Labels> {
-        let at = Arc::as_ptr(labels) as usize;
-        if let Some(l) = self.at.get(&at).and_then(|&i| self.copies.get(i as usize)) {
-            return Arc::clone(l);
-        }
-        let l = ev.intern_shared(labels);
-        self.at
-            .insert(at, u32::try_from(self.copies.len()).unwrap_or(u32::MAX));
-        self.copies.push(Arc::clone(&l));
-        l
-    }
-}
-
 /// The sets of `interned` in the order of their ranks (see [`ScrapeFold::interned`]): each
-/// rank is a position, so they are placed, not sorted.
-fn first_seen_order(interned: HashMap<Arc<Labels>, u32>) -> Vec<Arc<Labels>> {
+/// rank is a position, so they are placed, not sorted (every rank below the count is one).
+fn first_seen_order(interned: HashMap<Arc<Labels>, u32>) -> Vec<Option<Arc<Labels>>> {
     let mut placed: Vec<Option<Arc<Labels>>> = vec![None; interned.len()];
     for (l, rank) in interned {
         if let Some(slot) = placed.get_mut(rank as usize) {
             *slot = Some(l);
         }
     }
-    placed.into_iter().flatten().collect()
+    placed
 }
 
 /// The parts of the fold's keys by their ids (see [`KeyIds`]).
 struct KeyParts {
     urls: Vec<Arc<str>>,
     spellings: Vec<Arc<str>>,
-    labels: Vec<Arc<Labels>>,
+    /// By rank; the evidence's shared copies once [`KeyParts::share_labels`] has run.
+    labels: Vec<Option<Arc<Labels>>>,
 }
 
 impl KeyParts {
     fn of(
         endpoints: &[EndpointFold],
         spellings: Vec<Arc<str>>,
-        labels: Vec<Arc<Labels>>,
+        labels: Vec<Option<Arc<Labels>>>,
     ) -> KeyParts {
         let mut urls: Vec<Arc<str>> = vec![Arc::from(""); endpoints.len()];
         for e in endpoints {
@@ -950,12 +929,24 @@ impl KeyParts {
         }
     }
 
-    /// The key of `ids` (its label set the fold's copy), if every id is known.
+    /// Each label set becomes the evidence's shared copy, looked up once per set.
+    fn share_labels(&mut self, ev: &mut Evidence) {
+        for l in self.labels.iter_mut().flatten() {
+            *l = ev.intern_shared(l);
+        }
+    }
+
+    /// The label set of rank `rank`.
+    fn labels(&self, rank: u32) -> Option<&Arc<Labels>> {
+        self.labels.get(rank as usize)?.as_ref()
+    }
+
+    /// The key of `ids`, if every id is known.
     fn key(&self, [e, s, l]: KeyIds) -> Option<SeriesKey> {
         Some(SeriesKey {
             endpoint_url: Arc::clone(self.urls.get(e as usize)?),
             spelling: Arc::clone(self.spellings.get(s as usize)?),
-            labels: Arc::clone(self.labels.get(l as usize)?),
+            labels: Arc::clone(self.labels(l)?),
         })
     }
 }
@@ -1015,9 +1006,9 @@ fn inverse(order: &[u32]) -> Vec<u32> {
 
 /// The intakes' indices in key order, each with its key's ranks (endpoint, spelling, label
 /// set).
-fn ranked_keys(intakes: &[Intake], ranks: &KeyRanks) -> Vec<([u32; 3], usize)> {
+fn ranked_keys(intakes: &[Intake], ranks: &KeyRanks) -> Vec<([u32; 3], u32)> {
     let rank = |m: &[u32], i: u32| m.get(i as usize).copied().unwrap_or(NO_ID);
-    let mut ranked: Vec<([u32; 3], usize)> = intakes
+    let mut ranked: Vec<([u32; 3], u32)> = intakes
         .iter()
         .enumerate()
         .map(|(at, i)| {
@@ -1027,7 +1018,7 @@ fn ranked_keys(intakes: &[Intake], ranks: &KeyRanks) -> Vec<([u32; 3], usize)> {
                 rank(&ranks.spellings, s),
                 rank(&ranks.labels, l),
             ];
-            (r, at)
+            (r, id(at))
         })
         .collect();
     // Each key once, so the order is total: an unstable sort is deterministic.
@@ -1037,7 +1028,7 @@ fn ranked_keys(intakes: &[Intake], ranks: &KeyRanks) -> Vec<([u32; 3], usize)> {
 
 /// The distinct (endpoint, label set) ranks of keys ranked by [`ranked_keys`], in order: an
 /// endpoint's label sets are those of its series.
-fn label_sets_by_endpoint(ranked: &[([u32; 3], usize)]) -> impl Iterator<Item = (u32, u32)> {
+fn label_sets_by_endpoint(ranked: &[([u32; 3], u32)]) -> impl Iterator<Item = (u32, u32)> {
     let mut pairs: Vec<(u32, u32)> = ranked.iter().map(|([u, _, l], _)| (*u, *l)).collect();
     pairs.sort_unstable();
     pairs.dedup();
@@ -1045,25 +1036,23 @@ fn label_sets_by_endpoint(ranked: &[([u32; 3], usize)]) -> impl Iterator<Item = 
 }
 
 /// Merge the intakes, taken in `order` (their keys' order), into the evidence's series,
-/// gauges and histograms, one pass each; their label sets become the evidence's shared copies.
+/// gauges and histograms, one pass each.
 fn merge_intakes(
     ev: &mut Evidence,
     (mut intakes, parts): (Vec<Intake>, &KeyParts),
-    order: Vec<usize>,
+    order: Vec<u32>,
     coarsened: bool,
-    shared: &mut SharedLabels,
 ) {
     let mut gauges = Vec::new();
     let mut histograms = Vec::new();
     let mut series = Vec::new();
     for at in order {
-        let Some(intake) = intakes.get_mut(at).map(std::mem::take) else {
+        let Some(intake) = intakes.get_mut(at as usize).map(std::mem::take) else {
             continue;
         };
-        let Some(mut key) = parts.key(intake.key) else {
+        let Some(key) = parts.key(intake.key) else {
             continue;
         };
-        key.labels = shared.of(ev, &key.labels);
         if let Some((_, first, max)) = intake.gauge.as_deref().copied() {
             gauges.push((key.clone(), (first, max)));
         }
