@@ -215,3 +215,50 @@ fn a_thinned_run_says_so_and_an_unthinned_one_does_not() {
     // Reading went on to the end: the run was accounted, not refused.
     assert!(thin.contains("\"contract_version\""), "{thin}");
 }
+
+/// An export whose families hold more series than the evidence takes at once from a taken
+/// run (`account_run_folded` gives a family of over 4,096 series a quarter at a time, each
+/// dropped before the next): the same accounting as the run borrowed whole, also where a
+/// label set comes twice (the later series stands) in different quarters.
+#[test]
+fn a_taken_family_of_many_series_accounts_as_borrowed() {
+    let t0: u64 = 1_781_634_703_000_000_000;
+    let series = |n: usize, distinct: usize, total: &dyn Fn(usize) -> f64| -> String {
+        (0..n)
+            .map(|i| {
+                let (a, b) = (t0 + (i % 7) as u64 * 1_000_000_000, t0 + 9_000_000_000);
+                format!(
+                    r#"{{"endpoint_url": "http://h{}:8000/metrics", "labels": {{"engine": "{}"}}, "stats": {{"total": {t:.1}, "rate": 1.0}}, "timeslices": [{{"start_ns": {a}, "end_ns": {b}, "total": {t:.1}}}]}}"#,
+                    i % 3,
+                    i % distinct,
+                    t = total(i)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let gauges = (0..5_000)
+        .map(|i| {
+            format!(
+                r#"{{"endpoint_url": "http://h{}:8000/metrics", "labels": {{"engine": "{}"}}, "stats": {{"avg": {i}.0, "min": {i}.0, "max": {i}.5}}}}"#,
+                i % 3,
+                i % 1_700
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let export = format!(
+        r#"{{"schema_version": "1.0", "aiperf_version": "0.12.0", "benchmark_id": "x", "metrics": {{
+"vllm:prefix_cache_queries": {{"type": "counter", "description": "d", "series": [{}]}},
+"vllm:prefix_cache_hits": {{"type": "counter", "description": "d", "series": [{}]}},
+"process_start_time_seconds": {{"type": "gauge", "description": "d", "series": [{gauges}]}},
+"vllm:kv_cache_usage_perc": {{"type": "gauge", "description": "d", "series": [{gauges}]}}}}}}"#,
+        series(9_000, 6_000, &|i| (i * 3 + 1) as f64),
+        series(4_097, 4_000, &|i| (i % 5) as f64),
+    );
+    let files: Files = vec![("server_metrics_export.json".into(), export.into_bytes())];
+    let want = whole(&files);
+    assert!(want.starts_with('{'), "{want}");
+    let got = whole_folded(&files);
+    assert!(got == want, "taken:\n{got}\nborrowed:\n{want}");
+}
