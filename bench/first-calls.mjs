@@ -13,16 +13,9 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { option } from "./args.mjs";
 
 const args = process.argv.slice(2);
-
-function option(name, fallback) {
-  const i = args.indexOf(name);
-  if (i < 0) return fallback;
-  const v = args[i + 1];
-  args.splice(i, 2);
-  return v;
-}
 
 /** In the child: import, then `calls` calls; print the times as JSON. */
 async function child(file, calls) {
@@ -47,8 +40,8 @@ const median = (xs) => {
 
 async function main() {
   if (args[0] === "--child") return child(args[1], Number(args[2]));
-  const processes = Number(option("--processes", "7"));
-  const calls = Number(option("--calls", "5"));
+  const processes = Number(option(args, "--processes", "7"));
+  const calls = Number(option(args, "--calls", "5"));
   if (!args.length || !(processes >= 1) || !(calls >= 2)) {
     console.error("usage: node bench/first-calls.mjs [--processes N] [--calls N>=2] FILE...");
     process.exit(2);

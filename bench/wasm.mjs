@@ -19,17 +19,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { option } from "./args.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const args = process.argv.slice(2);
-
-function option(name, fallback) {
-  const i = args.indexOf(name);
-  if (i < 0) return fallback;
-  const v = args[i + 1];
-  args.splice(i, 2);
-  return v;
-}
 
 function best(fn, repeats) {
   let min = Infinity;
@@ -83,9 +76,9 @@ function native(cli, file, repeats) {
 
 async function main() {
   if (args[0] === "--one") return one(args[1], Number(args[2]));
-  const cli = option("--cli", path.join(ROOT, "target", "release", "kvledger"));
-  const repeats = Number(option("--repeats", "5"));
-  const tsvPath = option("--tsv", null);
+  const cli = option(args, "--cli", path.join(ROOT, "target", "release", "kvledger"));
+  const repeats = Number(option(args, "--repeats", "5"));
+  const tsvPath = option(args, "--tsv", null);
   if (!args.length) {
     console.error("usage: node bench/wasm.mjs [--cli PATH] [--repeats N] [--tsv OUT] FILE...");
     process.exit(2);
