@@ -108,7 +108,7 @@ fn a_run_past_the_budget_drops_slices_and_stays_sound() {
         .server_json
         .iter()
         .flat_map(|e| e.metrics.iter())
-        .flat_map(|f| f.series.iter())
+        .flat_map(|f| f.lean_series.iter())
         .map(|s| s.counter_slices.len())
         .sum::<usize>();
     let a = account_run_folded(run, fold, &Policy::default());

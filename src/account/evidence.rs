@@ -5,8 +5,9 @@
 
 use super::fold::{SampleBuf, ScrapeFold};
 use super::verdict::{Reason, ReasonCode};
+use crate::model::server_metrics::CsvSeries;
 use crate::model::{
-    Family, Labels, MetricType, OptF64, Scrape, Series, ServerMetricsExport, Stats,
+    Family, Labels, LeanSeries, MetricType, OptF64, Scrape, Series, ServerMetricsExport,
 };
 use crate::read::names::canonical_family;
 use crate::read::Run;
@@ -290,25 +291,14 @@ pub(super) fn share_name(names: &mut BTreeSet<Arc<str>>, name: &str) -> Arc<str>
 pub const PROCESS_START: &str = "process_start_time_seconds";
 
 /// A counter series' slices with a `total`, sorted by (start, end) (equal keys in file
-/// order). A lean read's list is shared when it is already in order (as AIPerf writes it):
+/// order). The read's list is shared when it is already in order (as AIPerf writes it):
 /// accounting then keeps no copy of it.
-fn slices_of(s: &Series) -> Arc<[Slice]> {
+fn slices_of(s: &LeanSeries) -> Arc<[Slice]> {
     let key = |c: &Slice| (c.start_ns, c.end_ns);
-    if s.timeslices.is_empty() && s.counter_slices.is_sorted_by_key(key) {
+    if s.counter_slices.is_sorted_by_key(key) {
         return Arc::clone(&s.counter_slices);
     }
-    let mut v: Vec<Slice> = s
-        .timeslices
-        .iter()
-        .filter_map(|t| {
-            t.total.map(|total| Slice {
-                start_ns: t.start_ns,
-                end_ns: t.end_ns,
-                total,
-            })
-        })
-        .chain(s.counter_slices.iter().copied())
-        .collect();
+    let mut v = s.counter_slices.to_vec();
     v.sort_by_key(key);
     v.into()
 }
@@ -388,7 +378,7 @@ impl Evidence {
     fn add_export_series(
         &mut self,
         f: (&str, MetricType),
-        series: &[Series],
+        series: &[LeanSeries],
         warmup: bool,
         phase_scoped: bool,
         sets: &mut GatheredSets,
@@ -402,32 +392,33 @@ impl Evidence {
                 labels: self.intern_shared(&s.labels),
             };
             sets.add(&key.endpoint_url, &key.labels);
-            match &s.stats {
-                Stats::Counter(c) => {
+            match metric_type {
+                MetricType::Counter => {
                     let e = self.series.entry(key);
                     e.phase_scoped |= phase_scoped;
                     if warmup {
                         let rare = e.rare_mut();
-                        rare.warmup_total = c.total.get();
+                        rare.warmup_total = s.value(CsvSeries::TOTAL);
                         rare.warmup_slices = slices_of(s);
                     } else {
-                        e.stats_total = c.total;
+                        e.stats_total = OptF64::new(s.value(CsvSeries::TOTAL));
                         e.slices = slices_of(s);
                     }
                 }
-                Stats::Gauge(g) if !warmup => {
+                MetricType::Gauge | MetricType::Unknown if !warmup => {
+                    let (lo, hi) = (s.value(CsvSeries::MIN), s.value(CsvSeries::MAX));
                     if name == PROCESS_START {
-                        if let (Some(lo), Some(hi)) = (g.min.get(), g.max.get()) {
+                        if let (Some(lo), Some(hi)) = (lo, hi) {
                             self.process_start_stats
                                 .insert(s.endpoint_url.to_string(), (lo, hi));
                         }
                     }
                     self.gauges
-                        .insert(key, StatPair::new(g.avg.get(), g.max.get()));
+                        .insert(key, StatPair::new(s.value(CsvSeries::AVG), hi));
                 }
-                Stats::Histogram(h) if !warmup => {
-                    self.histograms
-                        .insert(key, StatPair::new(h.count.get(), h.sum.get()));
+                MetricType::Histogram if !warmup => {
+                    let (count, sum) = (s.value(CsvSeries::COUNT), s.value(CsvSeries::SUM));
+                    self.histograms.insert(key, StatPair::new(count, sum));
                 }
                 _ => {}
             }
@@ -448,7 +439,7 @@ impl Evidence {
         let of_type = |t: MetricType| -> usize {
             let families = families.metrics.as_slice().iter();
             let families = families.filter(|f| f.metric_type == t);
-            families.map(|f| f.series.len()).sum()
+            families.map(|f| f.series.len() + f.lean_series.len()).sum()
         };
         self.series.reserve(of_type(MetricType::Counter));
         self.gauges
@@ -539,38 +530,49 @@ const SHED_SERIES_FROM: usize = 4096;
 
 impl Parts<'_, Family> {
     /// `f` of each family's series in order (the family's name and type, then some of its
-    /// series), a family at a time. A taken family of many series is given a quarter at a
-    /// time, each quarter dropped and the vector shrunk before the next: the whole family
-    /// beside all of its evidence was the peak of an export of 80,000 label sets (208 B a
-    /// series in the model). Moving the rest down costs 1.5 copies of the vector.
-    fn each_series(self, mut f: impl FnMut((&str, MetricType), &[Series])) {
+    /// series as a lean read keeps them), a family at a time; a full read's series are made
+    /// lean first. A taken family of many series is given a quarter at a time, each quarter
+    /// dropped and the vector shrunk before the next: the whole family beside all of its
+    /// evidence was the peak of an export of 80,000 label sets. Moving the rest down costs
+    /// 1.5 copies of the vector.
+    fn each_series(self, mut f: impl FnMut((&str, MetricType), &[LeanSeries])) {
         match self {
             Parts::Borrowed(families) => {
                 for fam in families {
-                    f((&fam.name, fam.metric_type), &fam.series);
+                    let name_type = (fam.name.as_str(), fam.metric_type);
+                    if fam.series.is_empty() {
+                        f(name_type, &fam.lean_series);
+                    } else {
+                        f(name_type, &lean_of(fam.lean_series.clone(), &fam.series));
+                    }
                 }
             }
             Parts::Owned(families) => {
-                for mut fam in families {
-                    let n = fam.series.len();
-                    let step = if n > SHED_SERIES_FROM {
-                        n.div_ceil(4)
+                for fam in families {
+                    let name_type = (fam.name.as_str(), fam.metric_type);
+                    let mut lean = lean_of(fam.lean_series, &fam.series);
+                    drop(fam.series);
+                    let step = if lean.len() > SHED_SERIES_FROM {
+                        lean.len().div_ceil(4)
                     } else {
-                        n
+                        lean.len()
                     };
-                    while !fam.series.is_empty() {
-                        let k = step.min(fam.series.len());
-                        f(
-                            (&fam.name, fam.metric_type),
-                            fam.series.get(..k).unwrap_or(&[]),
-                        );
-                        fam.series.drain(..k);
-                        fam.series.shrink_to_fit();
+                    while !lean.is_empty() {
+                        let k = step.min(lean.len());
+                        f(name_type, lean.get(..k).unwrap_or(&[]));
+                        lean.drain(..k);
+                        lean.shrink_to_fit();
                     }
                 }
             }
         }
     }
+}
+
+/// A family's lean series followed by its full ones made lean (a read gives one or the other).
+fn lean_of(mut lean: Vec<LeanSeries>, full: &[Series]) -> Vec<LeanSeries> {
+    lean.extend(full.iter().map(LeanSeries::of));
+    lean
 }
 
 /// An export's families (profiling phase, warmup phase).

@@ -18,6 +18,6 @@ pub use scrape::{
 };
 pub use server_metrics::{
     Bucket, CounterSlice, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats,
-    HistogramStats, MetricType, PhaseTimeRanges, Series, ServerMetricsExport, ServerMetricsFormat,
-    Stats, TimeRange, Timeslice,
+    HistogramStats, LeanSeries, MetricType, PhaseTimeRanges, Series, ServerMetricsExport,
+    ServerMetricsFormat, Stats, TimeRange, Timeslice,
 };

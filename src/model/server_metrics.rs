@@ -133,8 +133,15 @@ pub struct Family {
     pub metric_type: MetricType,
     pub description: String,
     pub unit: Option<String>,
-    /// Empty in a lean CSV read: see [`ServerMetricsExport::csv_lean`].
+    /// Empty in a lean read: see [`Family::lean_series`] (JSON) and
+    /// [`ServerMetricsExport::csv_lean`] (CSV).
     pub series: Vec<Series>,
+    /// A JSON export read lean ([`crate::read::FamilyFilter::lean`]): its series, of each only
+    /// what accounting reads, in file order; `series` is then empty. Empty in every other
+    /// read. Not part of the serialized shape (a lean read is accounting's, not shown).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub lean_series: Vec<LeanSeries>,
 }
 
 /// Identity = (family, endpoint_url, labels).
@@ -148,14 +155,8 @@ pub struct Series {
     #[serde(serialize_with = "labels_ser")]
     pub labels: Arc<Labels>,
     pub stats: Stats,
-    /// Every timeslice as written (empty when read lean: see `counter_slices`).
+    /// Every timeslice as written.
     pub timeslices: Vec<Timeslice>,
-    /// A counter read lean ([`crate::read::FamilyFilter::lean`]): of each timeslice only what
-    /// accounting reads, in file order, slices without a `total` left out; `timeslices` is
-    /// then empty. Empty in a full read. Shared, so accounting keeps it without a copy.
-    #[serde(serialize_with = "as_slice")]
-    #[schemars(with = "Vec<CounterSlice>")]
-    pub counter_slices: Arc<[CounterSlice]>,
     /// Histograms only: cumulative-by-`le` counts, keys exactly as scraped, in file order.
     pub buckets: Option<Vec<Bucket>>,
 }
@@ -240,10 +241,6 @@ fn labels_ser<S: serde::Serializer>(v: &Arc<Labels>, s: S) -> Result<S::Ok, S::E
     v.as_ref().serialize(s)
 }
 
-fn as_slice<S: serde::Serializer>(v: &Arc<[CounterSlice]>, s: S) -> Result<S::Ok, S::Error> {
-    v.as_ref().serialize(s)
-}
-
 /// A counter timeslice as accounting keeps it: its stated bounds and its mass (24 B; a
 /// [`Timeslice`] is 160 B). `rate` is the mass over the bounds and `is_complete` only marks
 /// a clipped tail, which the bounds already say: accounting reads neither.
@@ -252,6 +249,65 @@ pub struct CounterSlice {
     pub start_ns: u64,
     pub end_ns: u64,
     pub total: f64,
+}
+
+/// A series of a JSON export read lean (64 B where a [`Series`] is 208: an export of many
+/// label sets holds one per series): its endpoint and shared label set, the stats accounting
+/// reads (by the family's type, placed as [`CsvSeries::values_of`] places them), and of a
+/// counter each timeslice's bounds and `total`, in file order, slices without a `total`
+/// left out. Shared, so accounting keeps the slices without a copy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeanSeries {
+    pub endpoint_url: Arc<str>,
+    pub labels: Arc<Labels>,
+    values: [OptF64; 3],
+    pub counter_slices: Arc<[CounterSlice]>,
+}
+
+impl LeanSeries {
+    pub fn new(
+        endpoint_url: Arc<str>,
+        labels: Arc<Labels>,
+        stats: &Stats,
+        counter_slices: Arc<[CounterSlice]>,
+    ) -> Self {
+        LeanSeries {
+            endpoint_url,
+            labels,
+            values: CsvSeries::values_of(stats).map(OptF64::new),
+            counter_slices,
+        }
+    }
+
+    /// What a lean read keeps of a full read's series: a counter's slices with a `total`,
+    /// in file order.
+    pub fn of(s: &Series) -> Self {
+        let slices = match s.stats {
+            Stats::Counter(_) => s
+                .timeslices
+                .iter()
+                .filter_map(|t| {
+                    t.total.map(|total| CounterSlice {
+                        start_ns: t.start_ns,
+                        end_ns: t.end_ns,
+                        total,
+                    })
+                })
+                .collect(),
+            _ => Arc::default(),
+        };
+        LeanSeries::new(
+            Arc::clone(&s.endpoint_url),
+            Arc::clone(&s.labels),
+            &s.stats,
+            slices,
+        )
+    }
+
+    /// Stat `i` (see [`CsvSeries`]'s docs for which is which).
+    pub fn value(&self, i: usize) -> Option<f64> {
+        self.values.get(i)?.get()
+    }
 }
 
 /// A histogram bucket: the `le` key exactly as the server printed it and its cumulative count.

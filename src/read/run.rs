@@ -380,15 +380,14 @@ trait FileRead {
 /// slices is bounded by its other evidence (raw samples, else nothing), only more widely; a
 /// series with a total that is not a finite non-negative number keeps its slices (they say
 /// so). Whether any were dropped.
-fn shed_slices<'s>(series: impl Iterator<Item = &'s mut crate::model::Series>) -> bool {
+fn shed_slices<'s>(
+    series: impl Iterator<Item = &'s mut std::sync::Arc<[crate::model::CounterSlice]>>,
+) -> bool {
     let mut dropped = false;
-    for s in series {
-        let ok = s
-            .counter_slices
-            .iter()
-            .all(|c| c.total.is_finite() && c.total >= 0.0);
-        if ok && !s.counter_slices.is_empty() {
-            s.counter_slices = std::sync::Arc::from(Vec::new());
+    for slices in series {
+        let ok = slices.iter().all(|c| c.total.is_finite() && c.total >= 0.0);
+        if ok && !slices.is_empty() {
+            *slices = std::sync::Arc::from(Vec::new());
             dropped = true;
         }
     }
@@ -492,7 +491,7 @@ impl FileRead for ExportReader {
     }
 
     fn shed(&mut self) -> bool {
-        shed_slices(self.series_read_mut())
+        shed_slices(self.slices_read_mut())
     }
 
     fn finish(self: Box<Self>) -> Result<Output, Refusal> {
@@ -1002,7 +1001,8 @@ impl RunReader {
             if let Outcome::Read(out) = &mut d.outcome {
                 if let Output::ServerJson(export) | Output::ServerCsv(export) = out.as_mut() {
                     let families = export.metrics.iter_mut().chain(&mut export.warmup_metrics);
-                    shed |= shed_slices(families.flat_map(|f| f.series.iter_mut()));
+                    let lean = families.flat_map(|f| f.lean_series.iter_mut());
+                    shed |= shed_slices(lean.map(|s| &mut s.counter_slices));
                 }
             }
         }

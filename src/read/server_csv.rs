@@ -1067,6 +1067,7 @@ impl Store {
             description: row.opt_cell(cols.description).unwrap_or("").to_string(),
             unit: row.opt_cell(cols.unit).map(str::to_string),
             series: Vec::new(),
+            lean_series: Vec::new(),
         });
         let Some(fam) = self.families.list.get_mut(family as usize) else {
             return Ok(());
@@ -1091,7 +1092,6 @@ impl Store {
                 labels,
                 stats: cols.stat_kind.stats(&values),
                 timeslices: Vec::new(),
-                counter_slices: Default::default(),
                 buckets,
             });
         }
@@ -1127,6 +1127,7 @@ impl Store {
             description: row.opt_cell(cols.description).unwrap_or("").to_string(),
             unit: None,
             series: Vec::new(),
+            lean_series: Vec::new(),
         });
         let Some(fam) = self.families.list.get_mut(family as usize) else {
             return Ok(());
@@ -1162,7 +1163,6 @@ impl Store {
                             ..GaugeStats::default()
                         }),
                         timeslices: Vec::new(),
-                        counter_slices: Default::default(),
                         buckets: None,
                     });
                     fam.series.len() - 1

@@ -26,7 +26,7 @@ mod fast;
 use crate::error::{json_code, json_message, ErrorCode, ReadError};
 use crate::model::{
     Bucket, CounterSlice, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats,
-    HistogramStats, Labels, MetricType, PhaseTimeRanges, Series, ServerMetricsExport,
+    HistogramStats, Labels, LeanSeries, MetricType, PhaseTimeRanges, Series, ServerMetricsExport,
     ServerMetricsFormat, Stats, TimeRange, Timeslice,
 };
 use crate::read::count;
@@ -394,9 +394,19 @@ impl RawSeriesStats {
             labels: Arc::new(self.labels.unwrap_or_default()),
             stats: self.stats.unwrap_or_default().into_stats(t),
             timeslices: Vec::new(),
-            counter_slices: Arc::default(),
             buckets: buckets(self.buckets),
         }
+    }
+
+    /// The series as a lean read keeps it, with a counter's `slices` (its buckets, which
+    /// accounting does not read, are dropped).
+    fn into_lean(self, t: MetricType, slices: Vec<CounterSlice>, urls: &mut Urls) -> LeanSeries {
+        LeanSeries::new(
+            urls.share(self.endpoint_url),
+            Arc::new(self.labels.unwrap_or_default()),
+            &self.stats.unwrap_or_default().into_stats(t),
+            slices.into(),
+        )
     }
 }
 
@@ -417,17 +427,15 @@ struct RawCounterSeries {
 }
 
 impl RawCounterSeries {
-    fn into_series(self, urls: &mut Urls) -> Series {
+    fn into_lean(self, urls: &mut Urls) -> LeanSeries {
         let stats_only = RawSeriesStats {
             endpoint_url: self.endpoint_url,
             labels: self.labels,
             stats: self.stats,
             buckets: self.buckets,
         };
-        Series {
-            counter_slices: self.timeslices.map_or_else(Arc::default, |l| l.0.into()),
-            ..stats_only.into_series(MetricType::Counter, urls)
-        }
+        let slices = self.timeslices.map(|l| l.0).unwrap_or_default();
+        stats_only.into_lean(MetricType::Counter, slices, urls)
     }
 }
 
@@ -460,28 +468,6 @@ impl<'de> Deserialize<'de> for LeanSlices {
             }
         }
         d.deserialize_seq(SlicesVisitor)
-    }
-}
-
-impl Series {
-    /// What a lean read keeps of a series typed after it was read: a counter's slices as
-    /// [`CounterSlice`]s, of a gauge or histogram no timeslices.
-    fn into_lean(mut self, t: MetricType) -> Series {
-        if t == MetricType::Counter {
-            self.counter_slices = self
-                .timeslices
-                .iter()
-                .filter_map(|ts| {
-                    ts.total.map(|total| CounterSlice {
-                        start_ns: ts.start_ns,
-                        end_ns: ts.end_ns,
-                        total,
-                    })
-                })
-                .collect();
-        }
-        self.timeslices = Vec::new();
-        self
     }
 }
 
@@ -689,15 +675,18 @@ impl ExportReader {
         }
     }
 
-    /// Every series read so far (families kept, the family being read): the streaming API
-    /// drops counter timeslices from them when it runs out of memory (`crate::read::run`).
-    pub(crate) fn series_read_mut(&mut self) -> impl Iterator<Item = &mut Series> + '_ {
+    /// The counter slices of every series read lean so far (families kept, the family being
+    /// read): the streaming API drops them when it runs out of memory (`crate::read::run`).
+    pub(crate) fn slices_read_mut(
+        &mut self,
+    ) -> impl Iterator<Item = &mut Arc<[CounterSlice]>> + '_ {
         let s = &mut self.state;
         let done = s.metrics.iter_mut().chain(s.warmup.iter_mut());
         done.flat_map(|(families, _)| families.iter_mut())
             .chain(s.section.iter_mut().flat_map(|sec| sec.families.iter_mut()))
-            .flat_map(|f| f.series.iter_mut())
-            .chain(s.family.iter_mut().flat_map(|f| f.series.iter_mut()))
+            .flat_map(|f| f.lean_series.iter_mut())
+            .chain(s.family.iter_mut().flat_map(|f| f.lean.iter_mut()))
+            .map(|l| &mut l.counter_slices)
     }
 
     pub(crate) fn finish_export(self) -> Result<ServerMetricsExport, Refusal> {
@@ -764,9 +753,18 @@ struct FamilyAcc {
     description: Option<String>,
     unit: Option<String>,
     series: Vec<Series>,
+    /// Series read lean (`series` is then empty).
+    lean: Vec<LeanSeries>,
     /// Series read before `type`, typed (and checked) once it is known.
     untyped: Option<Vec<RawSeries>>,
     seen: Vec<&'static str>,
+}
+
+impl FamilyAcc {
+    /// How many of its series were read so far (the next one's index).
+    fn read(&self) -> usize {
+        self.series.len() + self.lean.len() + self.untyped.as_ref().map_or(0, Vec::len)
+    }
 }
 
 #[derive(Default)]
@@ -1161,6 +1159,7 @@ impl ExportState {
             description: None,
             unit: None,
             series: Vec::new(),
+            lean: Vec::new(),
             untyped: None,
             seen: Vec::new(),
         });
@@ -1260,40 +1259,39 @@ impl ExportState {
         let Some(fam) = self.family.as_ref() else {
             return Ok(());
         };
-        let index = fam.series.len() + fam.untyped.as_ref().map_or(0, Vec::len);
+        let index = fam.read();
         let prefix = || format!("{}.series[{index}]", self.family_path());
         if !fam.wanted {
             self.skip_in(v, &prefix, None, None)?;
             return Ok(());
         }
         let lean = self.filter.is_lean();
-        let series = match fam.metric_type {
-            Some(t @ MetricType::Histogram) if lean => self
-                .parse_in::<RawSeriesStats>(v, &prefix, Some(t), None)?
-                .into_series(t, &mut self.urls),
-            Some(t @ (MetricType::Gauge | MetricType::Unknown)) if lean => self
-                .parse_in::<RawSeriesStats>(v, &prefix, Some(t), None)?
-                .into_series(t, &mut self.urls),
-            Some(t @ MetricType::Counter) if lean => self
-                .parse_in::<RawCounterSeries>(v, &prefix, Some(t), None)?
-                .into_series(&mut self.urls),
-            Some(t @ MetricType::Counter) => self
-                .parse_in::<RawSeries>(v, &prefix, Some(t), None)?
-                .into_series(t, &mut self.urls),
-            Some(t @ MetricType::Histogram) => self
-                .parse_in::<RawSeries>(v, &prefix, Some(t), None)?
-                .into_series(t, &mut self.urls),
-            Some(t) => self
-                .parse_in::<RawSeries>(v, &prefix, Some(t), None)?
-                .into_series(t, &mut self.urls),
-            None => {
+        match (fam.metric_type, lean) {
+            (Some(t @ MetricType::Counter), true) => {
+                let raw = self.parse_in::<RawCounterSeries>(v, &prefix, Some(t), None)?;
+                let series = raw.into_lean(&mut self.urls);
+                if let Some(f) = self.family_mut() {
+                    f.lean.push(series);
+                }
+            }
+            (Some(t), true) => {
+                let raw = self.parse_in::<RawSeriesStats>(v, &prefix, Some(t), None)?;
+                let series = raw.into_lean(t, Vec::new(), &mut self.urls);
+                if let Some(f) = self.family_mut() {
+                    f.lean.push(series);
+                }
+            }
+            (Some(t), false) => {
+                let raw = self.parse_in::<RawSeries>(v, &prefix, Some(t), None)?;
+                let series = raw.into_series(t, &mut self.urls);
+                if let Some(f) = self.family_mut() {
+                    f.series.push(series);
+                }
+            }
+            (None, _) => {
                 let raw = self.parse_in::<RawSeries>(v, &prefix, None, None)?;
                 self.add_series(vec![raw]);
-                return Ok(());
             }
-        };
-        if let Some(f) = self.family_mut() {
-            f.series.push(series);
         }
         Ok(())
     }
@@ -1317,7 +1315,7 @@ impl ExportState {
                 "missing field `type`",
             ));
         };
-        let mut series = fam.series;
+        let (mut series, mut lean) = (fam.series, fam.lean);
         if let Some(raw) = fam.untyped {
             let typed: Vec<Series> = raw
                 .into_iter()
@@ -1338,7 +1336,7 @@ impl ExportState {
                 return Err(err);
             }
             if self.filter.is_lean() {
-                series.extend(typed.into_iter().map(|s| s.into_lean(metric_type)));
+                lean.extend(typed.iter().map(LeanSeries::of));
             } else {
                 series.extend(typed);
             }
@@ -1348,12 +1346,14 @@ impl ExportState {
         // The room the vector grew into is given back (up to half of it): in WASM it is linear
         // memory whether used or not, and the evidence built next can take it.
         series.shrink_to_fit();
+        lean.shrink_to_fit();
         let family = Family {
             name: fam.name,
             metric_type,
             description: fam.description.unwrap_or_default(),
             unit: fam.unit,
             series,
+            lean_series: lean,
         };
         let section = self.section.get_or_insert_with(SectionAcc::default);
         // A repeated key: JSON parsers keep the last one, so the same bytes in another key
@@ -1485,17 +1485,14 @@ impl OpenSeries {
         }
     }
 
-    fn into_series(self, urls: &mut Urls) -> Option<Series> {
+    fn into_lean(self, urls: &mut Urls) -> Option<LeanSeries> {
         let stats_only = RawSeriesStats {
             endpoint_url: self.endpoint_url?,
             labels: self.labels,
             stats: self.stats,
             buckets: self.buckets,
         };
-        Some(Series {
-            counter_slices: self.slices.into(),
-            ..stats_only.into_series(self.metric_type, urls)
-        })
+        Some(stats_only.into_lean(self.metric_type, self.slices, urls))
     }
 }
 
@@ -1508,7 +1505,7 @@ impl ExportState {
         if !fam.wanted || !self.filter.is_lean() || self.whole_series {
             return None;
         }
-        let index = fam.series.len() + fam.untyped.as_ref().map_or(0, Vec::len);
+        let index = fam.read();
         self.open_series = Some(OpenSeries::new(index, t));
         Some(Level::SeriesObject)
     }
@@ -1635,7 +1632,7 @@ impl ExportState {
             return Ok(());
         };
         let index = open.index;
-        let Some(series) = open.into_series(&mut self.urls) else {
+        let Some(series) = open.into_lean(&mut self.urls) else {
             return Err(ReadError::new(
                 ErrorCode::JsonShape,
                 &self.file,
@@ -1644,7 +1641,7 @@ impl ExportState {
             ));
         };
         if let Some(f) = self.family_mut() {
-            f.series.push(series);
+            f.lean.push(series);
         }
         Ok(())
     }
@@ -2009,6 +2006,66 @@ mod tests {
         );
         // The valid text itself is read, its slices kept.
         assert!(lean_read(LEAN.as_bytes(), false, 7).contains("total: 5.0"));
+    }
+
+    /// The valid texts of the opened-series test: each mutation of [`LEAN`] that reads.
+    fn valid_lean_texts() -> Vec<String> {
+        let mut texts = crate::json_path::testing::mutations(LEAN);
+        texts.push(LEAN.to_string());
+        // Types after the series: the series are typed when the family ends.
+        texts.push(
+            LEAN.replace(r#""c": {"type": "counter", "series""#, r#""c": {"series""#)
+                .replace(
+                    r#""extra": [1, {"a": 2}]}]}"#,
+                    r#""extra": [1, {"a": 2}]}], "type": "counter"}"#,
+                ),
+        );
+        let full = FamilyFilter::all();
+        texts.retain(|t| read_server_metrics_json("t.json", t.as_bytes(), &full).is_ok());
+        texts
+    }
+
+    #[test]
+    fn a_lean_read_keeps_of_each_series_what_accounting_reads() {
+        let texts = valid_lean_texts();
+        assert!(texts.len() > 10, "{} valid texts", texts.len());
+        for text in &texts {
+            let full = read_server_metrics_json("t.json", text.as_bytes(), &FamilyFilter::all())
+                .expect("valid");
+            let lean =
+                read_server_metrics_json("t.json", text.as_bytes(), &FamilyFilter::all().lean())
+                    .expect("valid");
+            assert_eq!(full.metrics.len(), lean.metrics.len(), "{text}");
+            for (f, l) in full.metrics.iter().zip(&lean.metrics) {
+                assert!(l.series.is_empty() && f.lean_series.is_empty(), "{text}");
+                let made: Vec<LeanSeries> = f.series.iter().map(LeanSeries::of).collect();
+                assert_eq!(made, l.lean_series, "{text}");
+            }
+        }
+        let lean = read_server_metrics_json("t.json", LEAN.as_bytes(), &FamilyFilter::all().lean())
+            .expect("valid");
+        let [c, g, h] = &lean.metrics[..] else {
+            panic!("three families: {:?}", lean.metrics);
+        };
+        let c = &c.lean_series[0];
+        assert_eq!(c.value(0), Some(7.0));
+        let slices: Vec<(u64, f64)> = c
+            .counter_slices
+            .iter()
+            .map(|s| (s.end_ns, s.total))
+            .collect();
+        assert_eq!(
+            slices,
+            [(1_765_529_007_843_416_914, 5.0)],
+            "the slice without a total left out"
+        );
+        assert_eq!(
+            [0, 1, 2].map(|i| g.lean_series[0].value(i)),
+            [Some(2.0), None, None]
+        );
+        let h = &h.lean_series[0];
+        assert_eq!([h.value(0), h.value(1)], [Some(3.0), Some(1.5)]);
+        assert!(h.counter_slices.is_empty());
     }
 
     const FAM_A: &str = r#"{"type": "counter", "description": "d",
