@@ -203,13 +203,16 @@ fn map_series_present<'a>(
     let ad = adapter(engine);
     let ev: &'a Evidence = ctx.ev;
     let at = ctx.series_context(endpoint);
-    let mut mapped = Vec::new();
+    let series = of_endpoint(&ev.series, endpoint);
+    // Mostly one counter a series, if any: room for them at once. Grown by doubling, the
+    // vector of an endpoint of 80,000 series was the peak of accounting it (11.5 MB for 7).
+    let mut mapped = Vec::with_capacity(series.size_hint().0);
     // An endpoint's series come by spelling: its canonical name and its family's type are
     // found once per run of them.
     let mut canon: Cow<'a, str> = Cow::Borrowed("");
     let mut metric_type = None;
     let mut canon_of: Option<&Arc<str>> = None;
-    for (key, sev) in of_endpoint(&ev.series, endpoint) {
+    for (key, sev) in series {
         if !canon_of.is_some_and(|s| Arc::ptr_eq(s, &key.spelling)) {
             canon = ev.series.canonical(&key.spelling);
             metric_type = families
