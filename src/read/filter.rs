@@ -55,10 +55,11 @@ impl FamilyFilter {
         self
     }
 
-    /// Keep only what accounting reads: of gauge and histogram series their stats (a
-    /// histogram's per-timeslice buckets are most of an export's bytes), of a counter's
-    /// timeslices their bounds and totals (`Series::counter_slices`), of a raw histogram
-    /// sample its sum and count. The skipped gauge and histogram timeslices are
+    /// Keep only what accounting reads: of an export's series the stats accounting reads
+    /// and of a counter's timeslices their bounds and totals (a JSON export's series as
+    /// [`crate::model::LeanSeries`], a CSV's as [`crate::model::server_metrics::CsvSeries`];
+    /// a histogram's buckets, per timeslice most of an export's bytes, are dropped), of a raw
+    /// histogram sample its sum and count. The skipped gauge and histogram timeslices are
     /// syntax-checked but not built, so their values are not refused as counts above
     /// 2^53 − 1: no result reports them; everything else is checked as in a full read. A
     /// repeated family is compared on what is kept. (Inspection keeps everything.)
