@@ -384,11 +384,24 @@ impl Evidence {
         sets: &mut GatheredSets,
     ) {
         let (name, metric_type) = f;
+        let spelling = share_name(&mut self.names, name);
+        // The series of one endpoint mostly come together, with one copy of its URL (the
+        // reader shares it): the family is noted, and the URL's shared copy found, once per
+        // run of them, not per series.
+        let mut last: Option<(&Arc<str>, Arc<str>)> = None;
         for s in series {
-            self.note_family(&s.endpoint_url, name, Some(metric_type));
+            let endpoint_url = match &last {
+                Some((read, shared)) if Arc::ptr_eq(read, &s.endpoint_url) => Arc::clone(shared),
+                _ => {
+                    self.note_family(&s.endpoint_url, name, Some(metric_type));
+                    let shared = share_name(&mut self.names, &s.endpoint_url);
+                    last = Some((&s.endpoint_url, Arc::clone(&shared)));
+                    shared
+                }
+            };
             let key = SeriesKey {
-                endpoint_url: share_name(&mut self.names, &s.endpoint_url),
-                spelling: share_name(&mut self.names, name),
+                endpoint_url,
+                spelling: Arc::clone(&spelling),
                 labels: self.intern_shared(&s.labels),
             };
             sets.add(&key.endpoint_url, &key.labels);
