@@ -315,11 +315,13 @@ impl Evidence {
     }
 
     /// Add label sets to an endpoint's, its sets found once (a scrape fold notes many
-    /// endpoints' sets at once). Largest first is fastest (see [`GatheredSets`]).
+    /// endpoints' sets at once). Largest first is fastest (see [`GatheredSets`]). The sets
+    /// are then shared with `last` when equal (see [`share_last`]).
     pub(super) fn note_label_sets(
         &mut self,
         endpoint: &str,
         labels: impl Iterator<Item = Arc<Labels>>,
+        last: &mut Option<Arc<LabelSets>>,
     ) {
         let mut labels = labels.peekable();
         if labels.peek().is_none() {
@@ -338,29 +340,34 @@ impl Evidence {
                 Arc::make_mut(sets).insert(l);
             }
         }
+        share_last(last, sets);
     }
 
     pub(super) fn note_family(&mut self, endpoint: &str, spelling: &str, t: Option<MetricType>) {
         let canonical = canonical_family(spelling);
-        self.note_canonical_families(endpoint, std::iter::once((canonical.as_str(), t)));
+        let families = std::iter::once((canonical.as_str(), t));
+        self.note_canonical_families(endpoint, families, &mut None);
     }
 
     /// [`Evidence::note_family`] for each of an endpoint's families in order, given by their
     /// canonical keys (a scrape fold makes each key once, not once per endpoint), the
-    /// endpoint's map found once. A key's type is the first given that is not unknown.
+    /// endpoint's map found once. A key's type is the first given that is not unknown. The
+    /// map is then shared with `last` when equal (see [`share_last`]).
     pub(super) fn note_canonical_families<'a>(
         &mut self,
         endpoint: &str,
         families: impl Iterator<Item = (&'a str, Option<MetricType>)>,
+        last: &mut Option<Arc<FamilyMap>>,
     ) {
         let mut families = families.peekable();
         if families.peek().is_none() {
             return;
         }
-        let map = match self.families.get_mut(endpoint) {
-            Some(f) => Arc::make_mut(f),
-            None => Arc::make_mut(self.families.entry(endpoint.to_string()).or_default()),
+        let shared = match self.families.get_mut(endpoint) {
+            Some(f) => f,
+            None => self.families.entry(endpoint.to_string()).or_default(),
         };
+        let map = Arc::make_mut(shared);
         for (canonical, t) in families {
             let info = match map.get_mut(canonical) {
                 Some(info) => info,
@@ -372,6 +379,7 @@ impl Evidence {
                 info.metric_type = t.or(info.metric_type);
             }
         }
+        share_last(last, shared);
     }
 
     /// Some series of family `f` (its name and type), in file order.
@@ -463,7 +471,8 @@ impl Evidence {
         metrics.each_series(|f, s| self.add_export_series(f, s, false, phase_scoped, &mut sets));
         warmup.each_series(|f, s| self.add_export_series(f, s, true, phase_scoped, &mut sets));
         for (endpoint, gathered) in sets.of {
-            self.note_label_sets(&endpoint, sorted_unique(gathered).into_iter().rev());
+            let sets = sorted_unique(gathered).into_iter().rev();
+            self.note_label_sets(&endpoint, sets, &mut None);
         }
         for (url, info) in &export.summary.endpoint_info {
             self.endpoints.insert(url.clone());

@@ -847,13 +847,17 @@ impl ScrapeFold {
         let ranks = KeyRanks::of(&endpoints, &parts);
         let ranked = ranked_keys(&intakes, &ranks);
         let mut sets = label_sets_by_endpoint(&ranked).peekable();
+        let (mut last_families, mut last_sets) = (None, None);
         for (i, e) in endpoints.iter().enumerate() {
             ev.endpoints.insert(e.url.to_string());
             let keys = e.families.iter().map(|(spelling, t)| {
                 let key = canonical.get(*spelling as usize);
                 (key.map_or("", String::as_str), *t)
             });
-            ev.note_canonical_families(&e.url, keys);
+            // Shared with the endpoint before's when equal, as `collect_from` does once every
+            // endpoint is in: a copy each until then was most of what a run of many endpoints
+            // held at the peak of its merge.
+            ev.note_canonical_families(&e.url, keys, &mut last_families);
             let mut mine = Vec::new();
             while let Some((_, l)) = sets.next_if(|(ep, _)| *ep as usize == i) {
                 let rank = ranks.labels_sorted.get(l as usize);
@@ -864,7 +868,7 @@ impl ScrapeFold {
             // Largest first: a B-tree node is searched from its smallest key, so a set smaller
             // than all there is found in a comparison per level, a larger one in up to eleven
             // (an endpoint of a capture may have hundreds of thousands of sets).
-            ev.note_label_sets(&e.url, mine.into_iter().rev());
+            ev.note_label_sets(&e.url, mine.into_iter().rev(), &mut last_sets);
         }
         let order = ranked.into_iter().map(|(_, at)| at).collect();
         merge_intakes(ev, (intakes, &parts), order, coarsened);
