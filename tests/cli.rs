@@ -510,6 +510,34 @@ fn a_closed_pipe_ends_quietly() {
     );
     closed_pipe(&["account", "examples/synth"], 1);
     closed_pipe(&["synth", "--help"], 1);
+    // One run whose result is written as it is made (`account --json` of a single run).
+    let dir = many_endpoint_run();
+    let run = dir.to_string_lossy().into_owned();
+    let (code, out, err) = kvledger(&["account", "--json", &run]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.len() > 4 * 65536, "{} bytes", out.len());
+    closed_pipe(&["account", "--json", &run], 16);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A run of one CSV export of 2,000 vLLM endpoints: its `account --json` result is far beyond
+/// a pipe's buffer.
+fn many_endpoint_run() -> std::path::PathBuf {
+    let dir = temp_dir("many-endpoints");
+    let mut csv = String::from(
+        "Endpoint,Type,Metric,Unit,total,rate,rate_avg,rate_min,rate_max,rate_std,engine,model_name,Description\n",
+    );
+    for family in ["vllm:prefix_cache_queries", "vllm:prefix_cache_hits"] {
+        for port in 0..2000 {
+            csv.push_str(&format!(
+                "10.0.{}.{}:8000,counter,{family},,10.0,1.0,1.0,1.0,1.0,0.0,0,m,d\n",
+                port / 250,
+                port % 250
+            ));
+        }
+    }
+    std::fs::write(dir.join("server_metrics_export.csv"), csv).expect("write the export");
+    dir
 }
 
 #[test]

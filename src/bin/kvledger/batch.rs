@@ -102,7 +102,10 @@ impl<T: Serialize> Batch<'_, T> {
                 Err(Failure::Reported(format!("error {e}")))
             }
             (Err(e), false) => Err(Failure::Read(e.clone())),
-            (Ok(_), _) => out::print(&self.render(label, &result, 0)?),
+            (Ok(_), true) => {
+                out::print_envelope(Some(self.command), RunOutcome::new(label, result.as_ref()))
+            }
+            (Ok(_), false) => out::print(&self.render(label, &result, 0)?),
         }
     }
 
