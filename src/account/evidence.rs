@@ -470,9 +470,11 @@ impl Evidence {
         let ExportFamilies { metrics, warmup } = families;
         metrics.each_series(|f, s| self.add_export_series(f, s, false, phase_scoped, &mut sets));
         warmup.each_series(|f, s| self.add_export_series(f, s, true, phase_scoped, &mut sets));
+        // Endpoints of one deployment have the same sets: shared as they are noted.
+        let mut last = None;
         for (endpoint, gathered) in sets.of {
             let sets = sorted_unique(gathered).into_iter().rev();
-            self.note_label_sets(&endpoint, sets, &mut None);
+            self.note_label_sets(&endpoint, sets, &mut last);
         }
         for (url, info) in &export.summary.endpoint_info {
             self.endpoints.insert(url.clone());
