@@ -522,6 +522,7 @@ fn a_closed_pipe_ends_quietly() {
 
 /// A run of one CSV export of 2,000 vLLM endpoints: its `account --json` result is far beyond
 /// a pipe's buffer.
+#[cfg(unix)]
 fn many_endpoint_run() -> std::path::PathBuf {
     let dir = temp_dir("many-endpoints");
     let mut csv = String::from(
