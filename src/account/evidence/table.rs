@@ -235,6 +235,27 @@ impl<V> SeriesMap<V> {
         self.index_spellings();
     }
 
+    /// [`SeriesMap::merge_sorted`] of values made as the map keeps them: `combine` puts a new
+    /// value into the one there, and `combine(&mut V::default(), v)` must leave `v`. Into an
+    /// empty map `items` is the vector itself: no second copy while the first is read.
+    pub fn merge_sorted_values(
+        &mut self,
+        items: Vec<(SeriesKey, V)>,
+        combine: impl FnMut(&mut V, V),
+    ) where
+        V: Default,
+    {
+        self.settle();
+        if self.sorted.is_empty() {
+            if !items.is_empty() {
+                self.sorted = items;
+                self.index_spellings();
+            }
+            return;
+        }
+        self.merge_sorted(items, combine);
+    }
+
     /// Merge the pending keys into the sorted vector (one pass; no key is in both).
     pub fn settle(&mut self) {
         if self.pending.is_empty() {
@@ -506,6 +527,12 @@ mod tests {
                     .iter()
                     .map(|&((u, s, l), i)| (labelled(u, s, l), i))
                     .collect();
+                let mut by_values = built.clone();
+                let value_items: Vec<_> = picked
+                    .iter()
+                    .map(|&((u, s, l), i)| (labelled(u, s, l), vec![i]))
+                    .collect();
+                by_values.merge_sorted_values(value_items.clone(), |v, new| v.extend(new));
                 built.merge_sorted(merged_items, |v, i| v.push(i));
                 let seen = |m: &SeriesMap<Vec<u32>>| -> Vec<(String, String, Labels, Vec<u32>)> {
                     m.iter()
@@ -521,6 +548,22 @@ mod tests {
                     "{split} sorted, {item_count} items"
                 );
                 assert_eq!(built.len(), by_entry.len());
+                assert_eq!(
+                    seen(&by_values),
+                    seen(&by_entry),
+                    "{split} sorted, {item_count} values"
+                );
+                // Into an empty map the values are the map as given.
+                let mut empty: SeriesMap<Vec<u32>> = SeriesMap::default();
+                empty.merge_sorted_values(value_items.clone(), |_, _| unreachable!());
+                let given: Vec<_> = value_items
+                    .iter()
+                    .map(|(k, v)| {
+                        let (u, s) = (k.endpoint_url.to_string(), k.spelling.to_string());
+                        (u, s, (*k.labels).clone(), v.clone())
+                    })
+                    .collect();
+                assert_eq!(seen(&empty), given, "{item_count} values into an empty map");
             }
         }
     }
