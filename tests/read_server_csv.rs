@@ -536,7 +536,7 @@ fn series_view(lean: &CsvLean) -> Vec<SeriesView> {
             (
                 s.family,
                 lean.url(s).to_string(),
-                (*s.labels).clone(),
+                lean.labels(s).map(|l| (**l).clone()).unwrap_or_default(),
                 values,
             )
         })
@@ -611,14 +611,14 @@ fn lean_series_values_by_type() {
         .all(|s| s.value(1).is_none() && s.value(2).is_none()));
     for s in &by_source {
         assert_eq!(lean.url(s), "http://localhost:8889/metrics");
-        assert!(s.labels.contains_key("source"));
+        assert!(lean.labels(s).is_some_and(|l| l.contains_key("source")));
     }
     // The info series: one per endpoint and metric, value 1, labels from Key/Value.
     let info = of("vllm:cache_config_info");
     assert_eq!(info.len(), 1);
     assert_eq!(info[0].value(CsvSeries::AVG), Some(1.0));
     assert_eq!(info[0].value(CsvSeries::MAX), Some(1.0));
-    assert!(!info[0].labels.is_empty());
+    assert!(lean.labels(info[0]).is_some_and(|l| !l.is_empty()));
 }
 
 /// Inputs a lean read must refuse exactly as a full read: truncations, byte flips, and cells

@@ -61,7 +61,7 @@ use crate::read::count;
 use crate::read::json_cursor::to_f64;
 use crate::read::push::{drive, Lines, PushReader};
 use crate::read::FamilyFilter;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -1060,7 +1060,7 @@ impl Store {
             }
         }
         let endpoint = self.endpoints.id(endpoint);
-        let labels = self.label_sets.of_row(row, cols);
+        let set = self.label_sets.of_row(row, cols);
         let family = self.families.family(name, known, || Family {
             name: name.to_string(),
             metric_type,
@@ -1085,11 +1085,11 @@ impl Store {
         if self.lean {
             let values = cols.stat_kind.lean_values(&values);
             self.lean_series
-                .push(CsvSeries::new(family, endpoint, labels, values));
+                .push(CsvSeries::new(family, endpoint, set, values));
         } else {
             fam.series.push(Series {
                 endpoint_url: self.endpoints.shared_url(endpoint),
-                labels,
+                labels: self.label_sets.get(set),
                 stats: cols.stat_kind.stats(&values),
                 timeslices: Vec::new(),
                 buckets,
@@ -1149,7 +1149,8 @@ impl Store {
                 let one = Some(1.0);
                 let at = if self.lean {
                     let values = [one, one, one];
-                    let s = CsvSeries::new(family, endpoint, Arc::default(), values);
+                    // Its labels are set when the section ends (`close_info`).
+                    let s = CsvSeries::new(family, endpoint, u32::MAX, values);
                     self.lean_series.push(s);
                     self.lean_series.len() - 1
                 } else {
@@ -1182,17 +1183,16 @@ impl Store {
     fn close_info(&mut self) {
         for mut o in self.info.close() {
             crate::sort::sort_by(&mut o.pairs, |a, b| a.cmp(b));
-            let labels = self.info.labels(o.pairs);
-            let series = if self.lean {
-                self.lean_series.get_mut(o.at).map(|s| &mut s.labels)
+            let set = self.info.labels(o.pairs, &mut self.label_sets);
+            if self.lean {
+                if let Some(s) = self.lean_series.get_mut(o.at) {
+                    s.labels = set;
+                }
             } else {
                 let family = self.families.list.get_mut(o.family as usize);
-                family
-                    .and_then(|f| f.series.get_mut(o.at))
-                    .map(|s| &mut s.labels)
-            };
-            if let Some(slot) = series {
-                *slot = labels;
+                if let Some(s) = family.and_then(|f| f.series.get_mut(o.at)) {
+                    s.labels = self.label_sets.get(set);
+                }
             }
         }
     }
@@ -1222,6 +1222,7 @@ impl Store {
             series.shrink_to_fit();
             CsvLean {
                 endpoint_urls: self.endpoints.urls,
+                label_sets: self.label_sets.list,
                 series,
             }
         });
@@ -1442,14 +1443,16 @@ fn same_from_end(a: &str, b: &str) -> bool {
 /// repeats the same few sets on every endpoint, and each row would otherwise hold its own map.
 #[derive(Default)]
 struct LabelSets {
-    /// Each set once, found by its text. A key of its own beside each set (its cells,
-    /// length-prefixed) held as many bytes again, and 32 more in the table: 9.5 MB of a CSV
-    /// of 80,000 label sets.
-    sets: HashSet<SetText>,
+    /// Each set once (the info series' too); a set's id is its index.
+    list: Vec<Arc<Labels>>,
+    /// The id of each set of label cells, found by its text. A key of its own beside each
+    /// set (its cells, length-prefixed) held as many bytes again, and 32 more in the table:
+    /// 9.5 MB of a CSV of 80,000 label sets.
+    sets: HashMap<SetText, u32>,
     /// The text of the row's set (reused).
     key: String,
-    /// The last set given (the rows of a family mostly share one).
-    last: Option<Arc<Labels>>,
+    /// The id of the last set given (the rows of a family mostly share one).
+    last: Option<u32>,
 }
 
 /// A set of [`LabelSets`], found by its text (SipHash with the table's own keys: the texts
@@ -1477,19 +1480,23 @@ impl PartialEq for SetText {
 impl Eq for SetText {}
 
 impl LabelSets {
-    fn of_row(&mut self, row: &Row<'_>, cols: &MetricCols) -> Arc<Labels> {
+    /// The id of the row's set.
+    fn of_row(&mut self, row: &Row<'_>, cols: &MetricCols) -> u32 {
         // Most rows have the last row's set: their cells are compared with it in place, and a
         // text is written only for a row that differs (writing one per row was 4 % of reading
         // a many-endpoint CSV in the .wasm). A header that names a label twice (no CSV AIPerf
         // writes) has every row's text written and looked up.
-        if let Some(l) = &self.last {
+        if let Some((id, l)) = self
+            .last
+            .and_then(|id| Some((id, self.list.get(id as usize)?)))
+        {
             if cols.unique_labels {
                 let cells = cols
                     .labels
                     .iter()
                     .map(|(label, i)| (label.as_str(), row.cell(*i)));
                 if l.is_pairs(cells.filter(|(_, v)| !v.is_empty())) {
-                    return Arc::clone(l);
+                    return id;
                 }
             }
         }
@@ -1497,16 +1504,29 @@ impl LabelSets {
         for (name, value) in row_pairs(row, cols) {
             push_pair(&mut self.key, name, value);
         }
-        let labels = match self.sets.get(self.key.as_str()) {
-            Some(l) => Arc::clone(&l.0),
+        let id = match self.sets.get(self.key.as_str()) {
+            Some(&id) => id,
             None => {
                 let labels = Arc::new(Labels::from_text(&self.key));
-                self.sets.insert(SetText(Arc::clone(&labels)));
-                labels
+                let id = self.add(Arc::clone(&labels));
+                self.sets.insert(SetText(labels), id);
+                id
             }
         };
-        self.last = Some(Arc::clone(&labels));
-        labels
+        self.last = Some(id);
+        id
+    }
+
+    /// A new set's id.
+    fn add(&mut self, labels: Arc<Labels>) -> u32 {
+        let id = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+        self.list.push(labels);
+        id
+    }
+
+    /// The set of an id (the empty set for an id not given).
+    fn get(&self, id: u32) -> Arc<Labels> {
+        self.list.get(id as usize).cloned().unwrap_or_default()
     }
 }
 
@@ -1539,10 +1559,9 @@ struct InfoSeries {
     open: Vec<OpenInfo>,
     /// Label names and values, each once (`OpenInfo::pairs` holds their ids).
     strings: Strings,
-    /// Label sets of closed series by their sorted pairs (see [`pairs_key`]):
-    /// index in `set_list`, one copy each.
+    /// Label sets of closed series by their sorted pairs (see [`pairs_key`]): their ids in
+    /// the [`LabelSets`] of the rows' sets, one copy each.
     sets: HashMap<Vec<u8>, u32>,
-    set_list: Vec<Arc<Labels>>,
 }
 
 struct OpenInfo {
@@ -1582,22 +1601,19 @@ impl InfoSeries {
         std::mem::take(&mut self.open)
     }
 
-    /// The shared label set of sorted (name, value) ids.
-    fn labels(&mut self, pairs: Vec<(u32, u32)>) -> Arc<Labels> {
+    /// The id in `all` of the label set of sorted (name, value) ids.
+    fn labels(&mut self, pairs: Vec<(u32, u32)>, all: &mut LabelSets) -> u32 {
         let key = pairs_key(&pairs);
-        let known = self.sets.get(&key);
-        if let Some(l) = known.and_then(|&i| self.set_list.get(i as usize)) {
-            return Arc::clone(l);
+        if let Some(&id) = self.sets.get(&key) {
+            return id;
         }
         let labels: Labels = pairs
             .iter()
             .map(|&(k, v)| (self.strings.get(k), self.strings.get(v)))
             .collect();
-        let labels = Arc::new(labels);
-        let i = u32::try_from(self.set_list.len()).unwrap_or(u32::MAX);
-        self.sets.insert(key, i);
-        self.set_list.push(Arc::clone(&labels));
-        labels
+        let id = all.add(Arc::new(labels));
+        self.sets.insert(key, id);
+        id
     }
 }
 
@@ -2114,7 +2130,7 @@ mod tests {
                         .map(|(name, i)| (name.clone(), row.cell(*i).to_string()))
                         .filter(|(_, v)| !v.is_empty())
                         .collect();
-                    assert_eq!(*got, want, "{line} after {first}");
+                    assert_eq!(*sets.get(got), want, "{line} after {first}");
                 }
             }
         }

@@ -1,7 +1,6 @@
 //! The CSV export's series as evidence: per series its stats, taken in key order.
 
 use super::super::lookup::insert_sorted;
-use super::table::AddressMap;
 use super::{
     label_set_of, share_name, Evidence, FamilyMap, LabelSets, SeriesEvidence, SeriesKey, SeriesMap,
     StatPair, PROCESS_START,
@@ -26,7 +25,7 @@ impl Evidence {
             let key = SeriesKey {
                 endpoint_url: share_name(&mut self.names, lean.url(s)),
                 spelling: share_name(&mut self.names, &f.name),
-                labels: self.intern_shared(&s.labels),
+                labels: self.intern_shared(&lean.labels(s).cloned().unwrap_or_default()),
             };
             if let Some(e) = self.series.get_mut(&key) {
                 e.rare_mut().csv_total = s.value(CsvSeries::TOTAL);
@@ -62,9 +61,9 @@ impl Evidence {
         let mut counters = Vec::with_capacity(n_counters);
         let mut gauges = Vec::with_capacity(series.len() - n_counters - n_histograms);
         let mut histograms = Vec::with_capacity(n_histograms);
-        // Reader label sets (by address: a reader shares each set already) → their interned
+        // Reader label sets (by id: a reader shares each set already) → their interned
         // copies.
-        let mut shared = SharedSets::default();
+        let mut shared = SharedSets::new(&lean);
         let endpoint = |i: &usize| series.get(*i).map(|s| s.endpoint);
         let order = csv_key_order(&lean);
         // The previous endpoint's families and label sets, shared by the next that has the
@@ -127,7 +126,7 @@ impl Evidence {
                 ) else {
                     continue;
                 };
-                let labels = shared.get(&s.labels, |l| self.intern_shared(l));
+                let labels = shared.get(s.labels, |l| self.intern_shared(l));
                 // Series of one family and label set come together: most repeats are next
                 // to each other (the set below takes the rest).
                 if !sets.last().is_some_and(|l| Arc::ptr_eq(l, &labels)) {
@@ -174,7 +173,8 @@ impl Evidence {
                 Some((made_of, known)) if same_sets(made_of, &sets) => Arc::clone(known),
                 _ => {
                     let known = Arc::new(label_set_of(sets.clone()));
-                    last_sets = Some((sets.clone(), Arc::clone(&known)));
+                    // Kept to compare with the next endpoint's; `sets` is made anew.
+                    last_sets = Some((std::mem::take(&mut sets), Arc::clone(&known)));
                     known
                 }
             };
@@ -216,34 +216,33 @@ fn family_map(families: &[FamilyType]) -> FamilyMap {
     map
 }
 
-/// The interned copy of each reader label set, by the set's address (a reader shares each
-/// set already).
-#[derive(Default)]
-struct SharedSets {
-    /// Address → index in `interned`.
-    at: AddressMap,
-    interned: Vec<Arc<Labels>>,
+/// The interned copy of each reader label set, by the set's id (a reader shares each set
+/// already: one interning per set, not per series).
+struct SharedSets<'a> {
+    read: &'a [Arc<Labels>],
+    interned: Vec<Option<Arc<Labels>>>,
 }
 
-impl SharedSets {
-    fn get(
-        &mut self,
-        l: &Arc<Labels>,
-        intern: impl FnOnce(&Arc<Labels>) -> Arc<Labels>,
-    ) -> Arc<Labels> {
-        let at = Arc::as_ptr(l) as usize;
-        if let Some(i) = self
-            .at
-            .get(&at)
-            .and_then(|&i| self.interned.get(i as usize))
-        {
-            return Arc::clone(i);
+impl<'a> SharedSets<'a> {
+    fn new(lean: &'a CsvLean) -> Self {
+        SharedSets {
+            read: &lean.label_sets,
+            interned: vec![None; lean.label_sets.len()],
         }
-        let i = intern(l);
-        let k = u32::try_from(self.interned.len()).unwrap_or(u32::MAX);
-        self.at.insert(at, k);
-        self.interned.push(Arc::clone(&i));
-        i
+    }
+
+    fn get(&mut self, id: u32, intern: impl FnOnce(&Arc<Labels>) -> Arc<Labels>) -> Arc<Labels> {
+        let (Some(slot), Some(read)) = (
+            self.interned.get_mut(id as usize),
+            self.read.get(id as usize),
+        ) else {
+            // An id beyond the list is the empty set (as `CsvLean::labels` gives it).
+            return intern(&Arc::default());
+        };
+        match slot {
+            Some(l) => Arc::clone(l),
+            None => Arc::clone(slot.insert(intern(read))),
+        }
     }
 }
 
@@ -305,10 +304,11 @@ fn csv_key_order(lean: &CsvLean) -> Vec<usize> {
         };
         // Families are sorted by name in the export, so their index orders their spellings.
         a.family.cmp(&b.family).then_with(|| {
-            if Arc::ptr_eq(&a.labels, &b.labels) {
+            if a.labels == b.labels {
                 std::cmp::Ordering::Equal
             } else {
-                a.labels.cmp(&b.labels)
+                let set = |s| lean.labels(s).map(|l| &**l);
+                set(a).cmp(&set(b))
             }
         })
     };
