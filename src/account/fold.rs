@@ -1131,7 +1131,10 @@ fn finish_all_samples(ev: &mut Evidence, endpoints: &mut [EndpointFold]) {
                 while times.get(next).is_some_and(|(u, _)| *u < url) {
                     next += 1;
                 }
-                let at = times.get(next).is_some_and(|(u, _)| *u == url).then_some(next);
+                let at = times
+                    .get(next)
+                    .is_some_and(|(u, _)| *u == url)
+                    .then_some(next);
                 last = Some((Arc::clone(&key.endpoint_url), at));
                 at
             }

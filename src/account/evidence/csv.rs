@@ -64,7 +64,7 @@ impl Evidence {
         // Reader label sets (by id: a reader shares each set already) → their interned
         // copies.
         let mut shared = SharedSets::new(&lean);
-        let endpoint = |i: &usize| series.get(*i).map(|s| s.endpoint);
+        let endpoint = |i: &u32| series.get(*i as usize).map(|s| s.endpoint);
         let order = csv_key_order(&lean);
         // The previous endpoint's families and label sets, shared by the next that has the
         // same: told by what they are made of, before any map is built.
@@ -80,7 +80,7 @@ impl Evidence {
         for group in order.chunk_by(|a, b| endpoint(a) == endpoint(b)) {
             let Some(url) = group
                 .first()
-                .and_then(|i| series.get(*i))
+                .and_then(|i| series.get(*i as usize))
                 .map(|s| lean.url(s))
             else {
                 continue;
@@ -91,7 +91,7 @@ impl Evidence {
             // What `note_family` does per series, once per family of the endpoint.
             families.clear();
             let mut last_family = None;
-            for s in group.iter().filter_map(|i| series.get(*i)) {
+            for s in group.iter().filter_map(|i| series.get(*i as usize)) {
                 if last_family == Some(s.family) {
                     continue;
                 }
@@ -117,6 +117,7 @@ impl Evidence {
             // The latest series in file order with both `min` and `max` (as a full read).
             let mut process_start: Option<(usize, f64, f64)> = None;
             for &i in group {
+                let i = i as usize;
                 let Some(s) = series.get(i) else {
                     continue;
                 };
@@ -259,7 +260,7 @@ fn csv_lean(csv: &ServerMetricsExport) -> std::borrow::Cow<'_, CsvLean> {
 /// labels); equal keys stay in file order. The series are bucketed by endpoint (a counting
 /// sort: stable), then each endpoint's few series sorted by family and labels, which they
 /// mostly already are (a lean read's series come by family).
-fn csv_key_order(lean: &CsvLean) -> Vec<usize> {
+fn csv_key_order(lean: &CsvLean) -> Vec<u32> {
     let mut by_url: Vec<(&str, u32)> = lean
         .endpoint_urls
         .iter()
@@ -288,9 +289,10 @@ fn csv_key_order(lean: &CsvLean) -> Vec<usize> {
             *n += before;
         }
     }
-    let mut order = vec![0usize; series.len()];
+    // Four bytes an index (fewer than 2^32 series fit in memory): a 100 MB CSV has 435,000.
+    let mut order = vec![0u32; series.len()];
     let mut next = start.clone();
-    for (i, s) in series.iter().enumerate() {
+    for (i, s) in (0u32..).zip(series) {
         if let Some(n) = next.get_mut(rank_of(s)) {
             if let Some(slot) = order.get_mut(*n) {
                 *slot = i;
@@ -298,8 +300,8 @@ fn csv_key_order(lean: &CsvLean) -> Vec<usize> {
             *n += 1;
         }
     }
-    let key_cmp = |a: &usize, b: &usize| {
-        let (Some(a), Some(b)) = (series.get(*a), series.get(*b)) else {
+    let key_cmp = |a: &u32, b: &u32| {
+        let (Some(a), Some(b)) = (series.get(*a as usize), series.get(*b as usize)) else {
             return std::cmp::Ordering::Equal;
         };
         // Families are sorted by name in the export, so their index orders their spellings.
