@@ -237,7 +237,7 @@ impl<'a> SharedSets<'a> {
             self.interned.get_mut(id as usize),
             self.read.get(id as usize),
         ) else {
-            // An id beyond the list is the empty set (as `CsvLean::labels` gives it).
+            // An id beyond the list is the empty set (as the key order and the totals take it).
             return intern(&Arc::default());
         };
         match slot {
@@ -300,6 +300,7 @@ fn csv_key_order(lean: &CsvLean) -> Vec<u32> {
             *n += 1;
         }
     }
+    let empty = Labels::default();
     let key_cmp = |a: &u32, b: &u32| {
         let (Some(a), Some(b)) = (series.get(*a as usize), series.get(*b as usize)) else {
             return std::cmp::Ordering::Equal;
@@ -309,8 +310,8 @@ fn csv_key_order(lean: &CsvLean) -> Vec<u32> {
             if a.labels == b.labels {
                 std::cmp::Ordering::Equal
             } else {
-                let set = |s| lean.labels(s).map(|l| &**l);
-                set(a).cmp(&set(b))
+                let set = |s| lean.labels(s).map_or(&empty, |l| &**l);
+                set(a).cmp(set(b))
             }
         })
     };
