@@ -237,7 +237,8 @@ impl<V> SeriesMap<V> {
 
     /// [`SeriesMap::merge_sorted`] of values made as the map keeps them: `combine` puts a new
     /// value into the one there, and `combine(&mut V::default(), v)` must leave `v`. Into an
-    /// empty map `items` is the vector itself: no second copy while the first is read.
+    /// empty map `items` is the vector itself ([`SeriesMap::extend_sorted`]): no second copy
+    /// while the first is read.
     pub fn merge_sorted_values(
         &mut self,
         items: Vec<(SeriesKey, V)>,
@@ -247,13 +248,10 @@ impl<V> SeriesMap<V> {
     {
         self.settle();
         if self.sorted.is_empty() {
-            if !items.is_empty() {
-                self.sorted = items;
-                self.index_spellings();
-            }
-            return;
+            self.extend_sorted(items);
+        } else {
+            self.merge_sorted(items, combine);
         }
-        self.merge_sorted(items, combine);
     }
 
     /// Merge the pending keys into the sorted vector (one pass; no key is in both).
