@@ -117,14 +117,16 @@ test("100 MB tar sent chunked (no Content-Length): refused by the bytes limit on
   };
   // workerd answers the 413 and closes the connection with the rest of the upload unread; the
   // close can reach the client as a reset (EPIPE/ECONNRESET) before it has read the answer, the
-  // kernel then dropping it: a race of TCP, not of the worker. Up to 3 tries; each loss is shown.
+  // kernel then dropping it: a race of TCP, not of the worker. Up to 5 tries; each loss is shown
+  // (three lost in a row once in a full suite run on a loaded 2-core machine).
+  const TRIES = 5;
   let r;
-  for (let attempt = 1; !r && attempt <= 3; attempt++) {
+  for (let attempt = 1; !r && attempt <= TRIES; attempt++) {
     sent = 0;
     try {
       r = await sendFresh(counted, "application/x-tar");
     } catch (e) {
-      if (!["EPIPE", "ECONNRESET"].includes(e?.code) || attempt === 3) throw e;
+      if (!["EPIPE", "ECONNRESET"].includes(e?.code) || attempt === TRIES) throw e;
       t.diagnostic(`try ${attempt}: the answer was lost to the connection's reset (${e.code}) after ${mib(sent)} MiB sent`);
     }
   }
