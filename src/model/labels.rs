@@ -87,23 +87,26 @@ impl Labels {
     }
 
     /// Pairs in any order; of a repeated name the last value stands, as a map's insert would.
-    pub fn from_pairs(mut pairs: Vec<(String, String)>) -> Self {
+    /// (Borrowed names and values too: a capture's are slices of its lines.)
+    pub fn from_pairs<N: AsRef<str>, V: AsRef<str>>(mut pairs: Vec<(N, V)>) -> Self {
         // Most sets come sorted. The sort is stable, so the last of equal names can win, and
         // crate::sort's, not std's compiled anew for the pair type (about 5 KB of wasm).
-        if !pairs.is_sorted_by(|a, b| a.0 <= b.0) {
-            crate::sort::sort_by(&mut pairs, |a, b| a.0.cmp(&b.0));
+        if !pairs.is_sorted_by(|a, b| a.0.as_ref() <= b.0.as_ref()) {
+            crate::sort::sort_by(&mut pairs, |a, b| a.0.as_ref().cmp(b.0.as_ref()));
         }
-        let kept = |i: usize| pairs.get(i + 1).is_none_or(|next| next.0 != pairs[i].0);
+        let name = |i: usize| pairs.get(i).map(|p| p.0.as_ref());
+        let kept = |i: usize| name(i + 1).is_none_or(|next| Some(next) != name(i));
         let mut len = 0;
         for (i, (name, value)) in pairs.iter().enumerate() {
             if kept(i) {
+                let (name, value) = (name.as_ref(), value.as_ref());
                 len += number_len(name.len()) + name.len() + number_len(value.len()) + value.len();
             }
         }
         let mut text = String::with_capacity(len);
         for (i, (name, value)) in pairs.iter().enumerate() {
             if kept(i) {
-                push_pair(&mut text, name, value);
+                push_pair(&mut text, name.as_ref(), value.as_ref());
             }
         }
         Self {

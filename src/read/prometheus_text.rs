@@ -42,6 +42,7 @@ use crate::read::count;
 use crate::read::names::counter_by_name;
 use crate::read::push::{drive, line_text, Lines, PushReader};
 use crate::read::{CaptureMeta, FamilyFilter};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -111,16 +112,19 @@ struct Open {
     raw: String,
     typ: DeclType,
     help: Option<String>,
+    /// The family's name ([`Open::final_name`]), kept for its sample lines: made per line, it
+    /// was an allocation per sample.
+    name: String,
 }
 
 impl Open {
-    fn final_name(&self) -> String {
+    fn final_name(&self) -> &str {
         if self.typ == DeclType::Counter {
             if let Some(stripped) = self.raw.strip_suffix("_total") {
-                return stripped.to_string();
+                return stripped;
             }
         }
-        self.raw.clone()
+        &self.raw
     }
 
     /// What a sample named `name` is within this family, or `None` when it is not part of it.
@@ -216,11 +220,11 @@ const INDEXED_BUCKETS: usize = 32;
 fn set_bucket(
     buckets: &mut Vec<Bucket>,
     by_le: &mut Option<HashMap<Box<str>, u32>>,
-    le: String,
+    le: &str,
     count: f64,
 ) {
     let at = match by_le {
-        Some(index) => index.get(le.as_str()).map(|i| *i as usize),
+        Some(index) => index.get(le).map(|i| *i as usize),
         None => buckets.iter().position(|b| b.le == le),
     };
     if let Some(b) = at.and_then(|i| buckets.get_mut(i)) {
@@ -228,12 +232,12 @@ fn set_bucket(
         return;
     }
     if let Some(index) = by_le {
-        index.insert(
-            le.as_str().into(),
-            u32::try_from(buckets.len()).unwrap_or(u32::MAX),
-        );
+        index.insert(le.into(), u32::try_from(buckets.len()).unwrap_or(u32::MAX));
     }
-    buckets.push(Bucket { le, count });
+    buckets.push(Bucket {
+        le: le.to_string(),
+        count,
+    });
     if by_le.is_none() && buckets.len() >= INDEXED_BUCKETS {
         let index = buckets.iter().enumerate();
         let index =
@@ -308,8 +312,9 @@ fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
 }
 
 /// A parsed sample line. Labels are only built when `build` was asked for.
-struct RawSample {
-    labels: Vec<(String, String)>,
+struct RawSample<'a> {
+    /// (name, value), borrowed from the line unless the value has escapes.
+    labels: Vec<(&'a str, Cow<'a, str>)>,
     value: f64,
     /// Byte index of the value in the line.
     value_at: usize,
@@ -318,7 +323,7 @@ struct RawSample {
 
 /// Parse `name{labels} value [timestamp]`. When `build` is false, label strings are checked
 /// but not collected.
-fn parse_sample(ctx: &Ctx<'_>, line: &str, build: bool) -> Result<RawSample, ReadError> {
+fn parse_sample<'a>(ctx: &Ctx<'_>, line: &'a str, build: bool) -> Result<RawSample<'a>, ReadError> {
     let bytes = line.as_bytes();
     let mut i = skip_ws(bytes, 0);
     if !bytes.get(i).copied().is_some_and(is_name_start) {
@@ -382,12 +387,12 @@ fn parse_sample(ctx: &Ctx<'_>, line: &str, build: bool) -> Result<RawSample, Rea
 }
 
 /// Parse labels after `{`; returns the index after `}`.
-fn parse_labels(
+fn parse_labels<'a>(
     ctx: &Ctx<'_>,
-    line: &str,
+    line: &'a str,
     mut i: usize,
     build: bool,
-    out: &mut Vec<(String, String)>,
+    out: &mut Vec<(&'a str, Cow<'a, str>)>,
 ) -> Result<usize, ReadError> {
     let bytes = line.as_bytes();
     loop {
@@ -428,33 +433,11 @@ fn parse_labels(
         }
         let q_start = i;
         i += 1;
-        // Scan the value by characters (never splits a multi-byte char).
         let rest = line
             .get(i..)
             .ok_or_else(|| ctx.err_at(line, i, "bad label value"))?;
-        let mut value = String::new();
-        let mut chars = rest.char_indices();
-        let mut closed_at = None;
-        while let Some((off, c)) = chars.next() {
-            match c {
-                '"' => {
-                    closed_at = Some(i + off + 1);
-                    break;
-                }
-                '\\' => match chars.next() {
-                    Some((_, 'n')) => value.push('\n'),
-                    Some((_, '\\')) => value.push('\\'),
-                    Some((_, '"')) => value.push('"'),
-                    Some((_, other)) => {
-                        // Unknown escape: kept verbatim, as prometheus_client does.
-                        value.push('\\');
-                        value.push(other);
-                    }
-                    None => break,
-                },
-                other => value.push(other),
-            }
-        }
+        let (value, closed_at) = label_value(rest);
+        let closed_at = closed_at.map(|end| i + end);
         let Some(after) = closed_at else {
             return Err(ctx.err_at(
                 line,
@@ -463,7 +446,7 @@ fn parse_labels(
             ));
         };
         if build {
-            out.push((lname.to_string(), value));
+            out.push((lname, value));
         }
         i = skip_ws(bytes, after);
         match bytes.get(i) {
@@ -473,6 +456,37 @@ fn parse_labels(
             Some(_) => return Err(ctx.err_at(line, i, "expected `,` or `}` after a label value")),
         }
     }
+}
+
+/// A quoted label value from after its opening `"`: the value unescaped, and the position after
+/// its closing `"` (`None` when unterminated). Borrowed when it has no escapes, as most have.
+fn label_value(rest: &str) -> (Cow<'_, str>, Option<usize>) {
+    // `"` and `\` are ASCII: the first of either is a character boundary.
+    let stop = rest.bytes().position(|b| b == b'"' || b == b'\\');
+    if let Some(end) = stop.filter(|&at| rest.as_bytes().get(at) == Some(&b'"')) {
+        return (Cow::Borrowed(rest.get(..end).unwrap_or("")), Some(end + 1));
+    }
+    // Scanned by characters (never splits a multi-byte char).
+    let mut value = String::new();
+    let mut chars = rest.char_indices();
+    while let Some((off, c)) = chars.next() {
+        match c {
+            '"' => return (Cow::Owned(value), Some(off + 1)),
+            '\\' => match chars.next() {
+                Some((_, 'n')) => value.push('\n'),
+                Some((_, '\\')) => value.push('\\'),
+                Some((_, '"')) => value.push('"'),
+                Some((_, other)) => {
+                    // Unknown escape: kept verbatim, as prometheus_client does.
+                    value.push('\\');
+                    value.push(other);
+                }
+                None => break,
+            },
+            other => value.push(other),
+        }
+    }
+    (Cow::Owned(value), None)
 }
 
 /// Refuse a count above 2^53 − 1 (`COUNT_TOO_LARGE`, at the value): the value of a counter
@@ -648,6 +662,7 @@ impl PrometheusTextReader {
                 raw: name.to_string(),
                 typ: DeclType::Untyped,
                 help: None,
+                name: name.to_string(),
             });
         }
         if let Some(o) = open.as_mut() {
@@ -671,9 +686,9 @@ impl PrometheusTextReader {
                     }
                 };
             }
-            let fname = o.final_name();
+            o.name = o.final_name().to_string();
             *open_keep =
-                o.typ != DeclType::Summary && !dropped_family(&fname) && filter.wants(&fname);
+                o.typ != DeclType::Summary && !dropped_family(&o.name) && filter.wants(&o.name);
         }
         Ok(())
     }
@@ -696,19 +711,17 @@ impl PrometheusTextReader {
         }
         let sname = line.get(ns..ne).unwrap_or("");
         let role = open.as_ref().and_then(|o| o.role(sname));
-        let (fam_name, keep, role, decl) = match (role, open.as_ref()) {
-            (Some(r), Some(o)) => (o.final_name(), *open_keep, r, o.typ),
+        if role.is_none() {
+            // Not part of the open family: an untyped family of its own.
+            *open = None;
+            *open_keep = false;
+        }
+        let open = open.as_ref();
+        let (fam_name, keep, role, decl) = match (role, open) {
+            (Some(r), Some(o)) => (o.name.as_str(), *open_keep, r, o.typ),
             _ => {
-                // Not part of the open family: an untyped family of its own.
-                *open = None;
-                *open_keep = false;
                 let keep = !dropped_family(sname) && filter.wants(sname);
-                (
-                    sname.to_string(),
-                    keep,
-                    SampleRole::Value,
-                    DeclType::Untyped,
-                )
+                (sname, keep, SampleRole::Value, DeclType::Untyped)
             }
         };
         let keep = keep && role != SampleRole::Created;
@@ -732,15 +745,19 @@ impl PrometheusTextReader {
             DeclType::Histogram => MetricType::Histogram,
             DeclType::Summary | DeclType::Untyped => MetricType::Unknown,
         };
-        let help = open.as_ref().and_then(|o| o.help.clone());
-        let acc = families
-            .entry(fam_name)
-            .or_insert_with(|| FamilyAcc::new(metric_type, help.clone()));
+        let help = open.and_then(|o| o.help.as_ref());
+        // Found by name first: an entry by key made the name a `String` per sample.
+        let acc = match families.get_mut(fam_name) {
+            Some(acc) => acc,
+            None => families
+                .entry(fam_name.to_string())
+                .or_insert_with(|| FamilyAcc::new(metric_type, None)),
+        };
         if acc.help.is_none() {
-            acc.help = help;
+            acc.help = help.cloned();
         }
         let mut pairs = Vec::with_capacity(sample.labels.len());
-        let mut le: Option<String> = None;
+        let mut le: Option<Cow<'_, str>> = None;
         let histogram = decl == DeclType::Histogram;
         for (k, v) in sample.labels {
             if histogram && role == SampleRole::Bucket && k == "le" {
@@ -774,7 +791,7 @@ impl PrometheusTextReader {
                         // (`FamilyFilter::lean`); the bucket line was checked above.
                         (SampleRole::Bucket, _) if filter.is_lean() => {}
                         (SampleRole::Bucket, Some(le)) => {
-                            set_bucket(&mut h.buckets, &mut h.by_le, le, sample.value);
+                            set_bucket(&mut h.buckets, &mut h.by_le, &le, sample.value);
                         }
                         (SampleRole::Sum, _) => h.sum = Some(sample.value),
                         (SampleRole::Count, _) => h.count = Some(sample.value),
@@ -988,6 +1005,22 @@ mod tests {
         assert_eq!(s.families().len(), 1);
         assert_eq!(s.families().next().unwrap().name, "a");
         assert_eq!(s.endpoint_url, "capture:t.prom");
+    }
+
+    #[test]
+    fn label_values_borrowed_or_unescaped() {
+        let borrowed = |v: &Cow<'_, str>| matches!(v, Cow::Borrowed(_));
+        let (v, end) = label_value("plain é\",x=\"1\"}");
+        assert_eq!((&*v, end, borrowed(&v)), ("plain é", Some(9), true));
+        let (v, end) = label_value("a\\\\b\\nc\\\"d\\qe\"} 1");
+        assert_eq!(
+            (&*v, end, borrowed(&v)),
+            ("a\\b\nc\"d\\qe", Some(14), false)
+        );
+        assert_eq!(label_value("no end").1, None);
+        assert_eq!(label_value("ends in \\").1, None);
+        assert_eq!(label_value("escaped end \\\"").1, None);
+        assert_eq!(label_value("\"").1, Some(1));
     }
 
     #[test]
