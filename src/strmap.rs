@@ -92,6 +92,36 @@ impl<V> StrMap<V> {
         }
     }
 
+    /// [`StrMap::get`] looking from place `*from` on, left at where `key` is or would be:
+    /// keys asked for in increasing order walk the map once (a binary search each compared
+    /// a many-endpoint run's URLs a dozen times per lookup, each a cold string). A key before
+    /// `*from` is found by a search.
+    pub fn get_from(&self, from: &mut usize, key: &str) -> Option<&V> {
+        let start = *from;
+        while let Some(k) = self.keys.get(*from) {
+            match k.as_str().cmp(key) {
+                std::cmp::Ordering::Less => *from += 1,
+                std::cmp::Ordering::Equal => return self.values.get(*from),
+                std::cmp::Ordering::Greater => break,
+            }
+        }
+        // Not found on the way: absent, unless the walk never moved and there were keys
+        // before its start.
+        if *from != start || start == 0 {
+            return None;
+        }
+        match slot(&self.keys, key) {
+            Ok(i) => {
+                *from = i;
+                self.values.get(i)
+            }
+            Err(i) => {
+                *from = i;
+                None
+            }
+        }
+    }
+
     /// The keys in order.
     pub fn keys(&self) -> impl Iterator<Item = &String> {
         self.keys.iter()
@@ -160,5 +190,29 @@ mod tests {
         assert!(ours.keys().eq(theirs.keys()));
         assert!(ours.into_pairs().eq(theirs));
         assert!(StrMap::<u8>::new().is_empty());
+    }
+
+    #[test]
+    fn get_from_finds_what_get_finds_in_any_order() {
+        let mut map: StrMap<u32> = StrMap::new();
+        for (i, k) in ["b", "d", "d:1", "f"].iter().enumerate() {
+            map.insert(k, i as u32);
+        }
+        let asks = [
+            "", "a", "b", "b", "c", "d", "d:1", "e", "f", "g", "a", "d", "b", "f", "e",
+        ];
+        // In increasing order, then from where each walk was left, whatever comes next.
+        let mut from = 0;
+        for k in asks {
+            assert_eq!(map.get_from(&mut from, k), map.get(k), "{k} from {from}");
+            assert!(from <= map.len());
+        }
+        for start in 0..=map.len() + 1 {
+            for k in asks {
+                let mut from = start;
+                assert_eq!(map.get_from(&mut from, k), map.get(k), "{k} from {start}");
+            }
+        }
+        assert_eq!(StrMap::<u8>::new().get_from(&mut 0, "a"), None);
     }
 }

@@ -14,8 +14,8 @@ use std::sync::Arc;
 /// The run's endpoints: role facts for every one, the engine of those that run one.
 #[derive(Debug, Clone, Default)]
 pub struct Endpoints {
-    pub facts: BTreeMap<String, EndpointFacts>,
-    pub engines: BTreeMap<String, Engine>,
+    pub facts: BTreeMap<Arc<str>, EndpointFacts>,
+    pub engines: BTreeMap<Arc<str>, Engine>,
 }
 
 /// Detect every endpoint's engine and gather its role facts.

@@ -212,7 +212,7 @@ pub(super) fn label_set_of(sets: Vec<Arc<Labels>>) -> LabelSets {
 /// Per endpoint values (in endpoint order) made one shared copy where an endpoint's equals
 /// the one before it's: a run of many endpoints of one deployment repeats the same families
 /// and label sets on each.
-pub(super) fn share_equal<T: PartialEq>(per_endpoint: &mut BTreeMap<String, Arc<T>>) {
+pub(super) fn share_equal<T: PartialEq>(per_endpoint: &mut BTreeMap<Arc<str>, Arc<T>>) {
     let mut last = None;
     for v in per_endpoint.values_mut() {
         share_last(&mut last, v);
@@ -235,34 +235,37 @@ pub struct Coverage {
     pub last_ns: Option<u64>,
 }
 
-/// All evidence of a run, by series.
+/// All evidence of a run, by series. The per-endpoint maps are keyed by the URL's one shared
+/// copy, the one the endpoint's series keys hold (not a `String` each: a many-endpoint CSV
+/// kept four copies of every URL, and stages that walk the endpoints find each one's entries
+/// by the copy's address instead of comparing its cold bytes).
 #[derive(Debug, Clone, Default)]
 pub struct Evidence {
     pub series: SeriesMap<SeriesEvidence>,
     /// Per endpoint: canonical family key (shared, see [`share_name`]: ~20 on each of many
     /// endpoints) → what is known about it. Endpoints with the same families share one map
     /// (see [`share_equal`]): a map each was a sixth of a many-endpoint CSV's memory.
-    pub families: BTreeMap<String, Arc<FamilyMap>>,
+    pub families: BTreeMap<Arc<str>, Arc<FamilyMap>>,
     /// Gauge values per series: (avg, max) from stats or from samples.
     pub gauges: SeriesMap<StatPair>,
     /// Histogram (count, sum) per series over the profiling phase.
     pub histograms: SeriesMap<StatPair>,
-    pub coverage: BTreeMap<String, Coverage>,
+    pub coverage: BTreeMap<Arc<str>, Coverage>,
     /// Which export supplied stats: `json`, `csv`, or none.
     pub stats_source: Option<&'static str>,
     /// Per endpoint: end of the earliest slice in which any counter series moved.
-    pub first_mass_end: BTreeMap<String, u64>,
+    pub first_mass_end: BTreeMap<Arc<str>, u64>,
     /// Per endpoint: `process_start_time_seconds` (min, max) over the profiling export.
-    pub process_start_stats: BTreeMap<String, (f64, f64)>,
+    pub process_start_stats: BTreeMap<Arc<str>, (f64, f64)>,
     /// Per endpoint: raw `process_start_time_seconds` samples (epoch ns, value).
-    pub process_start_samples: BTreeMap<String, Vec<(u64, f64)>>,
+    pub process_start_samples: BTreeMap<Arc<str>, Vec<(u64, f64)>>,
     /// Per endpoint: every label set seen on it, timed or not (roles are read from labels).
     /// Shared like `families`.
-    pub label_sets: BTreeMap<String, Arc<LabelSets>>,
+    pub label_sets: BTreeMap<Arc<str>, Arc<LabelSets>>,
     /// Every endpoint the run names: in exports, `endpoint_info`, or any scrape.
-    pub endpoints: BTreeSet<String>,
+    pub endpoints: BTreeSet<Arc<str>>,
     /// Endpoints seen only through captures without a time.
-    pub untimed_endpoints: BTreeSet<String>,
+    pub untimed_endpoints: BTreeSet<Arc<str>>,
     /// Families an export repeated with identical content, merged by the reader.
     pub merged_duplicates: Vec<String>,
     /// Some evidence was thinned to fit the memory budget (see [`ScrapeFold::coarsen`]):
@@ -319,7 +322,7 @@ impl Evidence {
     /// are then shared with `last` when equal (see [`share_last`]).
     pub(super) fn note_label_sets(
         &mut self,
-        endpoint: &str,
+        endpoint: &Arc<str>,
         labels: impl Iterator<Item = Arc<Labels>>,
         last: &mut Option<Arc<LabelSets>>,
     ) {
@@ -329,7 +332,7 @@ impl Evidence {
         }
         let sets = match self.label_sets.get_mut(endpoint) {
             Some(sets) => sets,
-            None => self.label_sets.entry(endpoint.to_string()).or_default(),
+            None => self.label_sets.entry(Arc::clone(endpoint)).or_default(),
         };
         for l in labels {
             // One search, not two, when the sets are not shared (an insert keeps the set
@@ -343,7 +346,12 @@ impl Evidence {
         share_last(last, sets);
     }
 
-    pub(super) fn note_family(&mut self, endpoint: &str, spelling: &str, t: Option<MetricType>) {
+    pub(super) fn note_family(
+        &mut self,
+        endpoint: &Arc<str>,
+        spelling: &str,
+        t: Option<MetricType>,
+    ) {
         let canonical = canonical_family(spelling);
         let families = std::iter::once((canonical.as_str(), t));
         self.note_canonical_families(endpoint, families, &mut None);
@@ -355,7 +363,7 @@ impl Evidence {
     /// map is then shared with `last` when equal (see [`share_last`]).
     pub(super) fn note_canonical_families<'a>(
         &mut self,
-        endpoint: &str,
+        endpoint: &Arc<str>,
         families: impl Iterator<Item = (&'a str, Option<MetricType>)>,
         last: &mut Option<Arc<FamilyMap>>,
     ) {
@@ -365,7 +373,7 @@ impl Evidence {
         }
         let shared = match self.families.get_mut(endpoint) {
             Some(f) => f,
-            None => self.families.entry(endpoint.to_string()).or_default(),
+            None => self.families.entry(Arc::clone(endpoint)).or_default(),
         };
         let map = Arc::make_mut(shared);
         for (canonical, t) in families {
@@ -401,8 +409,8 @@ impl Evidence {
             let endpoint_url = match &last {
                 Some((read, shared)) if Arc::ptr_eq(read, &s.endpoint_url) => Arc::clone(shared),
                 _ => {
-                    self.note_family(&s.endpoint_url, name, Some(metric_type));
                     let shared = share_name(&mut self.names, &s.endpoint_url);
+                    self.note_family(&shared, name, Some(metric_type));
                     last = Some((&s.endpoint_url, Arc::clone(&shared)));
                     shared
                 }
@@ -431,7 +439,7 @@ impl Evidence {
                     if name == PROCESS_START {
                         if let (Some(lo), Some(hi)) = (lo, hi) {
                             self.process_start_stats
-                                .insert(s.endpoint_url.to_string(), (lo, hi));
+                                .insert(Arc::clone(&key.endpoint_url), (lo, hi));
                         }
                     }
                     self.gauges
@@ -477,8 +485,9 @@ impl Evidence {
             self.note_label_sets(&endpoint, sets, &mut last);
         }
         for (url, info) in &export.summary.endpoint_info {
-            self.endpoints.insert(url.clone());
-            let c = self.coverage.entry(url.clone()).or_default();
+            let url = share_name(&mut self.names, url);
+            self.endpoints.insert(Arc::clone(&url));
+            let c = self.coverage.entry(url).or_default();
             c.first_ns = info.first_update_ns.or(info.first_fetch_ns).or(c.first_ns);
             c.last_ns = info.last_update_ns.or(info.last_fetch_ns).or(c.last_ns);
         }
@@ -629,7 +638,7 @@ fn collect_from<'a>(
         if let Some(s) = e.slices.iter().find(|s| s.total > 0.0) {
             let slot = ev
                 .first_mass_end
-                .entry(key.endpoint_url.to_string())
+                .entry(Arc::clone(&key.endpoint_url))
                 .or_insert(s.end_ns);
             *slot = (*slot).min(s.end_ns);
         }
@@ -643,9 +652,9 @@ fn collect_from<'a>(
 
 /// The strings of two sorted sequences, each once, sorted.
 fn sorted_union<'a>(
-    a: impl Iterator<Item = &'a String>,
-    b: impl Iterator<Item = &'a String>,
-) -> Vec<String> {
+    a: impl Iterator<Item = &'a Arc<str>>,
+    b: impl Iterator<Item = &'a Arc<str>>,
+) -> Vec<Arc<str>> {
     let (mut a, mut b) = (a.peekable(), b.peekable());
     let mut out = Vec::new();
     loop {
@@ -660,7 +669,7 @@ fn sorted_union<'a>(
             (None, _) => b.next(),
         };
         match next {
-            Some(s) => out.push(s.clone()),
+            Some(s) => out.push(Arc::clone(s)),
             None => return out,
         }
     }
@@ -710,7 +719,7 @@ pub fn notes(ev: &Evidence, reasons: &mut Vec<Reason>) {
                 ReasonCode::UntimedCapture,
                 "seen only in a capture without a time: its labels decide roles and engine, its values bound nothing",
             )
-            .at(url.clone()),
+            .at(&**url),
         );
     }
 }

@@ -849,7 +849,7 @@ impl ScrapeFold {
         let mut sets = label_sets_by_endpoint(&ranked).peekable();
         let (mut last_families, mut last_sets) = (None, None);
         for (i, e) in endpoints.iter().enumerate() {
-            ev.endpoints.insert(e.url.to_string());
+            ev.endpoints.insert(Arc::clone(&e.url));
             let keys = e.families.iter().map(|(spelling, t)| {
                 let key = canonical.get(*spelling as usize);
                 (key.map_or("", String::as_str), *t)
@@ -888,11 +888,11 @@ impl ScrapeFold {
             let mut all: Vec<(u64, f64)> = files.into_iter().flat_map(|f| f.2).collect();
             // Stable: equal times keep file-name order, then file order.
             crate::sort::sort_by_key(&mut all, |s| s.0);
-            ev.process_start_samples.insert(e.url.to_string(), all);
+            ev.process_start_samples.insert(Arc::clone(&e.url), all);
         }
         let untimed = endpoints.iter().filter(|e| e.untimed && !e.timed);
         ev.untimed_endpoints
-            .extend(untimed.map(|e| e.url.to_string()));
+            .extend(untimed.map(|e| Arc::clone(&e.url)));
     }
 }
 

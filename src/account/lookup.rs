@@ -59,13 +59,14 @@ fn in_family<'a, V>(
 
 /// The values of a map keyed by endpoint URL, asked for in URL order (as stages walk the
 /// endpoints): each found by stepping forward from the last, not by a search from the root
-/// (which compares the URL with a dozen or more others).
+/// (which compares the URL with a dozen or more others). A key that is the very copy asked
+/// for (the evidence's shared URL, see `share_name`) is found without reading its bytes.
 pub struct Cursor<'a, V> {
-    rest: Peekable<btree_map::Iter<'a, String, V>>,
+    rest: Peekable<btree_map::Iter<'a, Arc<str>, V>>,
 }
 
 impl<'a, V> Cursor<'a, V> {
-    pub fn new(map: &'a BTreeMap<String, V>) -> Self {
+    pub fn new(map: &'a BTreeMap<Arc<str>, V>) -> Self {
         Cursor {
             rest: map.iter().peekable(),
         }
@@ -73,11 +74,19 @@ impl<'a, V> Cursor<'a, V> {
 
     /// The value of `key`; keys asked for must not decrease (an earlier key is not found).
     pub fn get(&mut self, key: &str) -> Option<&'a V> {
-        while self.rest.next_if(|(k, _)| k.as_str() < key).is_some() {}
-        self.rest
-            .peek()
-            .filter(|(k, _)| k.as_str() == key)
-            .map(|(_, v)| *v)
+        while let Some(&(k, v)) = self.rest.peek() {
+            if std::ptr::eq(&**k, key) {
+                return Some(v);
+            }
+            match (**k).cmp(key) {
+                std::cmp::Ordering::Less => {
+                    self.rest.next();
+                }
+                std::cmp::Ordering::Equal => return Some(v),
+                std::cmp::Ordering::Greater => return None,
+            }
+        }
+        None
     }
 }
 
@@ -153,13 +162,18 @@ mod tests {
 
     #[test]
     fn a_cursor_finds_what_get_finds_for_increasing_keys() {
-        let map: BTreeMap<String, u32> = ["a", "a:1", "b", "d"]
+        let map: BTreeMap<Arc<str>, u32> = ["a", "a:1", "b", "d"]
             .iter()
             .zip(0..)
-            .map(|(k, v)| (k.to_string(), v))
+            .map(|(k, v)| (Arc::from(*k), v))
             .collect();
         let mut cursor = Cursor::new(&map);
         for k in ["", "a", "a", "a:0", "a:1", "c", "d", "e"] {
+            assert_eq!(cursor.get(k), map.get(k), "{k}");
+        }
+        // The map's own copies of its keys, as stages ask with the evidence's shared URLs.
+        let mut cursor = Cursor::new(&map);
+        for k in map.keys() {
             assert_eq!(cursor.get(k), map.get(k), "{k}");
         }
     }

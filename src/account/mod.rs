@@ -57,6 +57,7 @@ use evidence::Evidence;
 use interval::{SeriesContext, Window};
 use output::*;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// What the stages after the window share: the evidence, the window, the policy, the
 /// launcher's offload facts and the endpoints known to have restarted.
@@ -65,7 +66,7 @@ pub struct Ctx<'a> {
     pub window: Option<Window>,
     pub policy: &'a Policy,
     pub tiers: TierContext,
-    pub restarts: BTreeMap<String, String>,
+    pub restarts: BTreeMap<Arc<str>, String>,
     /// Two kinds of evidence contradicted each other somewhere in the run (see
     /// `SeriesContext::distrust`).
     pub distrust: bool,
@@ -94,14 +95,16 @@ impl Ctx<'_> {
 
 /// The run's engine: the one every priced endpoint runs, else the one every engine endpoint
 /// runs; none when they differ (each endpoint's own engine is in `sources`).
-fn run_engine(priced: &[String], engines: &BTreeMap<String, Engine>) -> Option<Engine> {
+fn run_engine(priced: &[String], engines: &BTreeMap<Arc<str>, Engine>) -> Option<Engine> {
     let same = |mut it: Box<dyn Iterator<Item = Engine> + '_>| {
         let first = it.next()?;
         it.all(|e| e == first).then_some(first)
     };
     if !priced.is_empty() {
         return same(Box::new(
-            priced.iter().filter_map(|u| engines.get(u).copied()),
+            priced
+                .iter()
+                .filter_map(|u| engines.get(u.as_str()).copied()),
         ));
     }
     same(Box::new(engines.values().copied()))
@@ -225,7 +228,7 @@ fn account(
     .find_distrust();
     let generation = |u: &str| {
         let e = engines.get(u)?;
-        tokens::family_estimate(&ctx, &[&u.to_string()], diagnostics::generation_family(*e))
+        tokens::family_estimate(&ctx, &[u], diagnostics::generation_family(*e))
     };
     let dep = roles::check_shapes(dep, &engines, generation, &mut reasons);
     let counted = pools::count(&ctx, &engines, &dep, &mut reasons);
@@ -250,7 +253,7 @@ fn account(
     let counts_admissions = dep
         .priced
         .iter()
-        .any(|u| engines.get(u) == Some(&Engine::Atom));
+        .any(|u| engines.get(u.as_str()) == Some(&Engine::Atom));
     let request_scope = request_scope::check(
         client.as_ref(),
         sums.prompt,

@@ -14,6 +14,7 @@ use crate::strmap::StrMap;
 use crate::wire::EpochNs;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// An interval of a counter's in-window increase. `hi` absent = unbounded.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
@@ -401,7 +402,7 @@ pub fn legacy(
 /// A role with `missing` workers (listed, never scraped) has sums unbounded above.
 pub fn endpoint_sources(
     dep: &Deployment,
-    engines: &BTreeMap<String, Engine>,
+    engines: &BTreeMap<Arc<str>, Engine>,
     counted: &Counted,
     missing: &[(String, Role)],
 ) -> (Vec<Source>, BTreeMap<String, Counters>) {
@@ -410,8 +411,9 @@ pub fn endpoint_sources(
     let mut sources = Vec::new();
     // In URL order, as the decisions.
     let mut engine_of = super::lookup::Cursor::new(engines);
+    let mut counted_at = 0;
     for (url, d) in &dep.decisions {
-        let e = counted.per_endpoint.get(url);
+        let e = counted.per_endpoint.get_from(&mut counted_at, url);
         let mut counters = Counters::default();
         let mut methods = BTreeMap::new();
         let role = d.role.map(role_name).unwrap_or("unresolved");
@@ -431,7 +433,7 @@ pub fn endpoint_sources(
             rate(h, f, e.aligned())
         });
         sources.push(Source {
-            endpoint_url: url.clone(),
+            endpoint_url: url.to_string(),
             role: d.role,
             role_source: d.source,
             engine: engine_of.get(url).copied(),

@@ -79,7 +79,7 @@ pub struct Counted {
 /// Count every engine endpoint.
 pub fn count(
     ctx: &Ctx<'_>,
-    engines: &BTreeMap<String, Engine>,
+    engines: &BTreeMap<Arc<str>, Engine>,
     dep: &Deployment,
     reasons: &mut Vec<Reason>,
 ) -> Counted {
@@ -113,7 +113,7 @@ pub fn count(
         }
         out.ratio_gauges
             .extend(assessment.ratio_gauges.iter().cloned());
-        if priced || dep.withdrawn.contains(url) {
+        if priced || dep.withdrawn.contains(&**url) {
             out.hits_uncounted |= assessment
                 .reasons
                 .iter()
@@ -125,7 +125,7 @@ pub fn count(
             if let Some(why) = ctx.restarts.get(url) {
                 reasons.push(
                     Reason::new(ReasonCode::CounterReset, why.clone())
-                        .at(url.clone())
+                        .at(&**url)
                         .metric(super::evidence::PROCESS_START),
                 );
             }
@@ -136,10 +136,10 @@ pub fn count(
                     ReasonCode::DecodeExcluded,
                     "decode endpoint: re-counts prompts it never served from cache; excluded from rates and totals",
                 )
-                .at(url.clone()),
+                .at(&**url),
             );
         }
-        out.per_endpoint.push_sorted(url.clone(), counters);
+        out.per_endpoint.push_sorted(url.to_string(), counters);
     }
     out
 }

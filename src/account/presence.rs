@@ -9,12 +9,13 @@ use crate::engines::Engine;
 use crate::inspect::host_port;
 use crate::model::{LaunchFacts, Role};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// Run the checks; returns the priced workers the launch facts list that were not scraped,
 /// with their role (their counters are unknown, so the role's sums are unbounded above).
 pub fn check(
     ev: &Evidence,
-    engines: &BTreeMap<String, Engine>,
+    engines: &BTreeMap<Arc<str>, Engine>,
     dep: &Deployment,
     launch: Option<&LaunchFacts>,
     reasons: &mut Vec<Reason>,

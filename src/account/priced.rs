@@ -43,9 +43,11 @@ pub fn sum(
     missing: usize,
     reasons: &mut Vec<Reason>,
 ) -> PricedSums {
+    // Both in URL order: the map is walked once.
+    let mut at = 0;
     let endpoints: Vec<(&String, &EndpointCounters)> = priced
         .iter()
-        .filter_map(|u| per_endpoint.get(u).map(|e| (u, e)))
+        .filter_map(|u| per_endpoint.get_from(&mut at, u).map(|e| (u, e)))
         .collect();
     let unknown = (missing > 0).then_some(Interval::unbounded(0.0));
     let total = |c: Counter| {

@@ -10,18 +10,19 @@ use super::evidence::Evidence;
 use super::interval::Window;
 use super::lookup::{insert_sorted, Cursor};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Per endpoint: why its process is known to have restarted inside the window.
-pub fn restarts(ev: &Evidence, window: Option<Window>) -> BTreeMap<String, String> {
+pub fn restarts(ev: &Evidence, window: Option<Window>) -> BTreeMap<Arc<str>, String> {
     // Both in URL order, as the endpoints.
     let mut stats = Cursor::new(&ev.process_start_stats);
     let mut samples = Cursor::new(&ev.process_start_samples);
-    let found: Vec<(String, String)> = ev
+    let found: Vec<(Arc<str>, String)> = ev
         .endpoints
         .iter()
         .filter_map(|url| {
             let (stats, samples) = (stats.get(url), samples.get(url));
-            restart_evidence(stats, samples, window).map(|why| (url.clone(), why))
+            restart_evidence(stats, samples, window).map(|why| (Arc::clone(url), why))
         })
         .collect();
     let mut out = BTreeMap::new();

@@ -12,6 +12,7 @@ use crate::model::{Labels, LaunchFacts, Role};
 use crate::strmap::StrMap;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
@@ -95,10 +96,10 @@ fn launch_roles(launch: &LaunchFacts) -> StrMap<RoleSet> {
 /// Decide every endpoint's role. Reasons: `role_conflict` where launch facts and labels
 /// disagree, `role_unresolved` for an engine endpoint nothing decides.
 pub fn assign(
-    endpoints: &BTreeMap<String, EndpointFacts>,
+    endpoints: &BTreeMap<Arc<str>, EndpointFacts>,
     launch: Option<&LaunchFacts>,
     reasons: &mut Vec<Reason>,
-) -> BTreeMap<String, RoleDecision> {
+) -> BTreeMap<Arc<str>, RoleDecision> {
     let launch_lists_roles = launch.is_some_and(|l| {
         !(l.prefill_endpoints.is_empty()
             && l.decode_endpoints.is_empty()
@@ -120,9 +121,9 @@ pub fn assign(
         engine_endpoints,
         disaggregated_run,
     };
-    let decided: Vec<(String, RoleDecision)> = endpoints
+    let decided: Vec<(Arc<str>, RoleDecision)> = endpoints
         .iter()
-        .map(|(url, facts)| (url.clone(), decide(url, facts, &run, reasons)))
+        .map(|(url, facts)| (Arc::clone(url), decide(url, facts, &run, reasons)))
         .collect();
     let mut decisions = BTreeMap::new();
     super::lookup::insert_sorted(&mut decisions, decided);
@@ -322,31 +323,31 @@ pub fn is_priced_role(r: Option<Role>) -> bool {
 /// The role stage's result: every endpoint's decision and the priced engine endpoints.
 #[derive(Debug, Clone, Default)]
 pub struct Deployment {
-    pub decisions: BTreeMap<String, RoleDecision>,
+    pub decisions: BTreeMap<Arc<str>, RoleDecision>,
     /// Engine endpoints with the prefill or unified role, sorted.
     pub priced: Vec<String>,
     /// Some engine endpoint is priced or unresolved (so might be priced).
     pub maybe_priced: bool,
     /// Endpoints whose launch roles the metric shapes contradicted (`check_shapes`): still
     /// checked like priced ones, since one of them is the real prefill.
-    pub withdrawn: BTreeSet<String>,
+    pub withdrawn: BTreeSet<Arc<str>>,
 }
 
 impl Deployment {
     pub fn new(
-        decisions: BTreeMap<String, RoleDecision>,
-        engines: &BTreeMap<String, Engine>,
+        decisions: BTreeMap<Arc<str>, RoleDecision>,
+        engines: &BTreeMap<Arc<str>, Engine>,
     ) -> Self {
         // Each engine endpoint's role, in URL order.
         let mut decided = super::lookup::Cursor::new(&decisions);
-        let roles: Vec<(&String, Option<Role>)> = engines
+        let roles: Vec<(&Arc<str>, Option<Role>)> = engines
             .keys()
             .map(|u| (u, decided.get(u).and_then(|d| d.role)))
             .collect();
         let priced = roles
             .iter()
             .filter(|(_, r)| is_priced_role(*r))
-            .map(|(u, _)| (*u).clone())
+            .map(|(u, _)| u.to_string())
             .collect();
         let maybe_priced = roles.iter().any(|(_, r)| is_priced_role(*r) || r.is_none());
         Deployment {
@@ -364,7 +365,7 @@ impl Deployment {
 
 /// The verdict's `roles` block: every endpoint exactly once. Its source is the one source
 /// that decided the engine endpoints, or `unresolved` when any is unresolved.
-pub fn roles_block(dep: &Deployment, engines: &BTreeMap<String, Engine>) -> Roles {
+pub fn roles_block(dep: &Deployment, engines: &BTreeMap<Arc<str>, Engine>) -> Roles {
     let mut out = Roles {
         source: RoleSource::Unresolved,
         prefill: vec![],
@@ -385,7 +386,7 @@ pub fn roles_block(dep: &Deployment, engines: &BTreeMap<String, Engine>) -> Role
             Some(Role::Excluded) => &mut out.excluded,
             None => &mut out.unresolved,
         };
-        list.push(url.clone());
+        list.push(url.to_string());
         if d.role.is_some() && engine_of.get(url).is_some() {
             sources_used.insert(d.source);
         }
@@ -408,12 +409,12 @@ pub fn roles_block(dep: &Deployment, engines: &BTreeMap<String, Engine>) -> Role
 /// facts that gave them cannot be trusted, so nothing is priced or attributed from them.
 pub fn check_shapes(
     mut dep: Deployment,
-    engines: &BTreeMap<String, Engine>,
+    engines: &BTreeMap<Arc<str>, Engine>,
     generation: impl Fn(&str) -> Option<f64>,
     reasons: &mut Vec<Reason>,
 ) -> Deployment {
     let sum_of = |role: Role| {
-        let urls: Vec<&String> = dep
+        let urls: Vec<&Arc<str>> = dep
             .decisions
             .iter()
             .filter(|(_, d)| d.role == Some(role))
@@ -445,7 +446,7 @@ pub fn check_shapes(
                 role: None,
                 source: RoleSource::Unresolved,
             };
-            withdrawn.insert(url.clone());
+            withdrawn.insert(Arc::clone(url));
         }
     }
     let mut dep = Deployment::new(dep.decisions, engines);
@@ -473,9 +474,9 @@ mod tests {
     #[test]
     fn launch_first_then_labels_then_single() {
         let mut eps = BTreeMap::new();
-        eps.insert("http://10.0.0.1:8000/metrics".to_string(), eng(&[]));
+        eps.insert(Arc::<str>::from("http://10.0.0.1:8000/metrics"), eng(&[]));
         eps.insert(
-            "http://10.0.0.2:8000/metrics".to_string(),
+            Arc::<str>::from("http://10.0.0.2:8000/metrics"),
             eng(&[("engine_type", "decode")]),
         );
         let launch = LaunchFacts {
@@ -491,7 +492,7 @@ mod tests {
         assert_eq!(r["http://10.0.0.2:8000/metrics"].source, RoleSource::Labels);
 
         let mut one = BTreeMap::new();
-        one.insert("http://h:1/metrics".to_string(), eng(&[]));
+        one.insert(Arc::<str>::from("http://h:1/metrics"), eng(&[]));
         let agg = LaunchFacts {
             disaggregated: Some(false),
             ..Default::default()
@@ -508,7 +509,7 @@ mod tests {
     fn conflicts() {
         let mut eps = BTreeMap::new();
         eps.insert(
-            "http://10.0.0.1:8000/metrics".to_string(),
+            Arc::<str>::from("http://10.0.0.1:8000/metrics"),
             eng(&[("dynamo_component", "backend")]),
         );
         let launch = LaunchFacts {
@@ -524,9 +525,9 @@ mod tests {
     #[test]
     fn path_roles_and_frontends() {
         let mut eps = BTreeMap::new();
-        eps.insert("http://h:1/prefill/metrics".to_string(), eng(&[]));
+        eps.insert(Arc::<str>::from("http://h:1/prefill/metrics"), eng(&[]));
         eps.insert(
-            "http://h:2/metrics".to_string(),
+            Arc::<str>::from("http://h:2/metrics"),
             EndpointFacts {
                 has_engine: false,
                 has_frontend: true,

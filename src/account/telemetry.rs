@@ -14,13 +14,14 @@ use super::Ctx;
 use crate::engines::{dynamo, Engine};
 use crate::model::{Role, RunSummary};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// Ratio gauges (means of series averages), frontend and vLLM hit ratios; the notes saying
 /// they are telemetry, and that frontends re-exporting engine series are a separate scope.
 pub fn telemetry(
     ctx: &Ctx<'_>,
-    engines: &BTreeMap<String, Engine>,
-    decisions: &BTreeMap<String, RoleDecision>,
+    engines: &BTreeMap<Arc<str>, Engine>,
+    decisions: &BTreeMap<Arc<str>, RoleDecision>,
     priced: &[String],
     mut ratio_gauges: BTreeSet<String>,
     reasons: &mut Vec<Reason>,
@@ -47,7 +48,7 @@ pub fn telemetry(
                     ReasonCode::FrontendSeparate,
                     "frontend endpoint re-exporting engine series: a separate scope, never priced",
                 )
-                .at(url.clone()),
+                .at(&**url),
             );
         }
     }
@@ -81,8 +82,8 @@ pub fn theoretical(summary: Option<&RunSummary>) -> Option<f64> {
 
 pub fn kv_cache(
     ev: &Evidence,
-    engines: &BTreeMap<String, Engine>,
-    decisions: &BTreeMap<String, RoleDecision>,
+    engines: &BTreeMap<Arc<str>, Engine>,
+    decisions: &BTreeMap<Arc<str>, RoleDecision>,
 ) -> KvCache {
     let mut endpoints = Vec::new();
     // Per role (indexed by `Role as usize`): `None` when no endpoint has the role, else the
@@ -101,7 +102,7 @@ pub fn kv_cache(
             };
         }
         endpoints.push(KvEndpoint {
-            endpoint_url: url.clone(),
+            endpoint_url: url.to_string(),
             role,
             capacity_tokens: cap,
             usage_avg: avg,
@@ -123,7 +124,7 @@ pub fn kv_cache(
     }
 }
 
-pub fn offload(engines: &BTreeMap<String, Engine>, ctx: &Ctx<'_>) -> Offload {
+pub fn offload(engines: &BTreeMap<Arc<str>, Engine>, ctx: &Ctx<'_>) -> Offload {
     let mut o = Offload::default();
     for (url, e) in engines {
         let Some(fams) = diagnostics::offload_families(*e) else {
@@ -167,10 +168,11 @@ fn frontend_hit_rate(ev: &Evidence) -> Option<f64> {
 fn vllm_hits_over_queries(
     ctx: &Ctx<'_>,
     priced: &[String],
-    engines: &BTreeMap<String, Engine>,
+    engines: &BTreeMap<Arc<str>, Engine>,
 ) -> Option<f64> {
-    let eps: Vec<&String> = priced
+    let eps: Vec<&str> = priced
         .iter()
+        .map(String::as_str)
         .filter(|u| engines.get(*u) == Some(&Engine::Vllm))
         .collect();
     if eps.is_empty() {

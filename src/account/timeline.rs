@@ -17,6 +17,7 @@ use crate::read::Run;
 use crate::wire::EpochNs;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A series keeps at most this many points; longer ones are merged (slices: consecutive
 /// slices of one phase summed; scrapes: every k-th sample kept, resets always kept).
@@ -406,7 +407,7 @@ fn warmup_range(run: &Run, ctx: &Ctx<'_>) -> Option<Window> {
 /// The counters over time of every engine endpoint, by URL.
 pub fn build(
     ctx: &Ctx<'_>,
-    engines: &BTreeMap<String, Engine>,
+    engines: &BTreeMap<Arc<str>, Engine>,
     dep: &Deployment,
     run: &Run,
 ) -> Timeline {
@@ -421,7 +422,7 @@ pub fn build(
         .map(|(url, engine)| {
             let first_mass_end = ctx.ev.first_mass_end.get(url).copied();
             EndpointTimeline {
-                endpoint_url: url.clone(),
+                endpoint_url: url.to_string(),
                 role: dep.role_of(url),
                 engine: *engine,
                 restarted: ctx.restarts.contains_key(url),

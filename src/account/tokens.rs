@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 /// The estimate of a non-canonical counter family summed over some endpoints (each counted
 /// once), added in series-key order so the sum does not depend on the order given.
-pub fn family_estimate(ctx: &Ctx<'_>, endpoints: &[&String], family: &str) -> Option<f64> {
-    let endpoints: BTreeSet<&str> = crate::sort::set_of(endpoints.iter().map(|e| e.as_str()));
+pub fn family_estimate(ctx: &Ctx<'_>, endpoints: &[&str], family: &str) -> Option<f64> {
+    let endpoints: BTreeSet<&str> = crate::sort::set_of(endpoints.iter().copied());
     let mut total = None;
     for endpoint in endpoints {
         add_estimates(ctx, endpoint, &[family], std::slice::from_mut(&mut total));
@@ -65,8 +65,8 @@ pub fn add_estimates(ctx: &Ctx<'_>, endpoint: &str, families: &[&str], totals: &
 #[allow(clippy::too_many_arguments)]
 pub fn token_totals(
     ev: &Evidence,
-    engines: &BTreeMap<String, Engine>,
-    decisions: &BTreeMap<String, RoleDecision>,
+    engines: &BTreeMap<Arc<str>, Engine>,
+    decisions: &BTreeMap<Arc<str>, RoleDecision>,
     prompt: Option<Interval>,
     client: Option<&request_scope::ClientScope>,
     ctx: &Ctx<'_>,
@@ -80,10 +80,10 @@ pub fn token_totals(
         let sum: f64 = isl.iter().filter_map(|v| v.1).sum();
         let expected = client.map(|c| c.successful as f64);
         if expected.is_none_or(|n| (n - count).abs() < 0.5) && sum.is_finite() {
-            let frontends: Vec<&String> = decisions
+            let frontends: Vec<&str> = decisions
                 .iter()
                 .filter(|(_, d)| d.role == Some(Role::Frontend))
-                .map(|(u, _)| u)
+                .map(|(u, _)| &**u)
                 .collect();
             return Tokens {
                 prompt_total: Some(sum),
@@ -92,7 +92,7 @@ pub fn token_totals(
             };
         }
     }
-    let unified: Vec<&String> = decisions
+    let unified: Vec<&Arc<str>> = decisions
         .iter()
         .filter(|(u, d)| d.role == Some(Role::Unified) && engines.contains_key(*u))
         .map(|(u, _)| u)
@@ -104,7 +104,7 @@ pub fn token_totals(
                 .iter()
                 .filter_map(|u| {
                     let e = engines.get(*u)?;
-                    family_estimate(ctx, &[*u], family_of(*e))
+                    family_estimate(ctx, &[&***u], family_of(*e))
                 })
                 .fold(None, |acc: Option<f64>, v| Some(acc.unwrap_or(0.0) + v))
         };

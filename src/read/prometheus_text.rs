@@ -726,7 +726,7 @@ impl PrometheusTextReader {
         };
         let keep = keep && role != SampleRole::Created;
         let sample = parse_sample(ctx, line, keep)?;
-        if let Some(large) = check_count(ctx, line, &fam_name, decl, role, &sample)? {
+        if let Some(large) = check_count(ctx, line, fam_name, decl, role, &sample)? {
             if keep {
                 self.untyped_large.push(large);
             }

@@ -112,7 +112,7 @@ impl Evidence {
                     map
                 }
             };
-            families_of.push((url.to_string(), map));
+            families_of.push((Arc::clone(&endpoint_url), map));
             sets.clear();
             // The latest series in file order with both `min` and `max` (as a full read).
             let mut process_start: Option<(usize, f64, f64)> = None;
@@ -168,7 +168,7 @@ impl Evidence {
                 }
             }
             if let Some((_, lo, hi)) = process_start {
-                process_starts.push((url.to_string(), (lo, hi)));
+                process_starts.push((Arc::clone(&endpoint_url), (lo, hi)));
             }
             let known = match &last_sets {
                 Some((made_of, known)) if same_sets(made_of, &sets) => Arc::clone(known),
@@ -179,7 +179,7 @@ impl Evidence {
                     known
                 }
             };
-            label_sets_of.push((url.to_string(), known));
+            label_sets_of.push((Arc::clone(&endpoint_url), known));
         }
         insert_sorted(&mut self.families, families_of);
         insert_sorted(&mut self.label_sets, label_sets_of);
