@@ -85,7 +85,7 @@ pub fn kv_cache(
     engines: &BTreeMap<Arc<str>, Engine>,
     decisions: &BTreeMap<Arc<str>, RoleDecision>,
 ) -> KvCache {
-    let mut endpoints = Vec::new();
+    let mut endpoints = Vec::with_capacity(engines.len());
     // Per role (indexed by `Role as usize`): `None` when no endpoint has the role, else the
     // summed capacity (`None` inside when some capacity is unknown).
     let mut pools: [Option<Option<f64>>; 5] = [None; 5];

@@ -78,16 +78,16 @@ impl Evidence {
         let mut process_starts = Vec::with_capacity(endpoints);
         let mut sets = Vec::new();
         for group in order.chunk_by(|a, b| endpoint(a) == endpoint(b)) {
-            let Some(url) = group
-                .first()
-                .and_then(|i| series.get(*i as usize))
-                .map(|s| lean.url(s))
-            else {
+            let Some(s) = group.first().and_then(|i| series.get(*i as usize)) else {
                 continue;
             };
             // Each endpoint's series are one group, so its URL is new here: no search of the
             // names kept (in URL order that search was a walk down the right edge of a tree).
-            let endpoint_url: Arc<str> = Arc::from(url);
+            // The reader's copy is kept: one allocation per URL for the whole run.
+            let endpoint_url: Arc<str> = match lean.endpoint_urls.get(s.endpoint as usize) {
+                Some(u) => Arc::clone(u),
+                None => Arc::from(""),
+            };
             // What `note_family` does per series, once per family of the endpoint.
             families.clear();
             let mut last_family = None;
