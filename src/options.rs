@@ -421,7 +421,12 @@ fn is_identifier(key: &str) -> bool {
 }
 
 fn quote(key: &str) -> String {
-    serde_json::to_string(key).unwrap_or_else(|_| format!("\"{key}\""))
+    // Through the results' writer: serde_json's writing code is compiled once, for it.
+    let mut out = crate::chunked::ChunkedBuf::default();
+    match serde_json::to_writer(&mut out, key) {
+        Ok(()) => String::from_utf8(out.into_vec()).unwrap_or_else(|_| format!("\"{key}\"")),
+        Err(_) => format!("\"{key}\""),
+    }
 }
 
 /// Read argument `arg` of a call from its JSON text, refusing unknown fields by path.

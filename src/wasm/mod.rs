@@ -76,11 +76,20 @@ impl<'a> ErrorOut<'a> {
 /// `{"error": ...}`. Serialising these plain fields cannot fail; the fallback keeps the
 /// promise that nothing here panics.
 fn error_envelope(e: &ErrorOut<'_>) -> String {
-    serde_json::to_string(e)
-        .map(|json| format!("{{\"error\":{json}}}"))
-        .unwrap_or_else(|_| {
+    // Through the results' writer: serde_json's writing code is compiled once, for it.
+    let mut out = crate::chunked::ChunkedBuf::new(b"{\"error\":");
+    match serde_json::to_writer(&mut out, e) {
+        Ok(()) => {
+            use std::io::Write;
+            // Writing to memory cannot fail.
+            let _ = out.write_all(b"}");
+            // SAFETY: ASCII around serde_json's UTF-8.
+            unsafe { String::from_utf8_unchecked(out.into_vec()) }
+        }
+        Err(_) => {
             r#"{"error":{"code":"INTERNAL","message":"an error could not be serialised"}}"#.into()
-        })
+        }
+    }
 }
 
 /// The envelope of a call's outcome. Only the serialisation is per result type: the
@@ -88,11 +97,14 @@ fn error_envelope(e: &ErrorOut<'_>) -> String {
 pub(crate) fn reply<T: Serialize>(outcome: Result<T, CallError>) -> String {
     envelope(outcome.map(|value| {
         // Written inside its envelope: a many-endpoint run's result is megabytes, and
-        // wrapping it afterwards was a second copy.
-        let mut out = b"{\"ok\":".to_vec();
+        // wrapping it afterwards was a second copy. In pieces, joined at its exact length
+        // (see `crate::chunked`).
+        let mut out = crate::chunked::ChunkedBuf::new(b"{\"ok\":");
         serde_json::to_writer(&mut out, &value).map(|()| {
-            out.push(b'}');
-            out
+            use std::io::Write;
+            // Writing to memory cannot fail.
+            let _ = out.write_all(b"}");
+            out.into_vec()
         })
     }))
 }
