@@ -619,6 +619,9 @@ impl ScrapeFold {
         }
         let s = source as usize;
         if endpoint.seen.len() <= s {
+            // Exactly: most endpoints are in one file, and a first push reserves four places
+            // (144 unused bytes per endpoint, 2.9 MB of a 20,000-endpoint scrape JSONL).
+            endpoint.seen.reserve_exact(s + 1 - endpoint.seen.len());
             endpoint.seen.resize_with(s + 1, Seen::default);
         }
         let mut seen = std::mem::take(&mut endpoint.seen[s]);
