@@ -3,7 +3,7 @@
 //! prefixes it exports; a framework name is only a tie-break hint), and the facts roles are
 //! decided from. Also what an engine adapter sees of an endpoint (`present_keys`).
 
-use super::evidence::{Evidence, FamilyMap};
+use super::evidence::{Evidence, FamilyMap, LabelSets};
 use super::lookup::{insert_sorted, of_family, Cursor};
 use super::roles::EndpointFacts;
 use crate::engines::{detect_engine, dynamo, sglang, trtllm, Counter, Engine, Present};
@@ -23,6 +23,7 @@ pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
     let framework = launch.and_then(|l| l.framework.as_deref());
     let mut out = Endpoints::default();
     let no_families = Arc::new(FamilyMap::new());
+    let no_sets = Arc::new(LabelSets::new());
     let (mut families_of, mut label_sets_of) =
         (Cursor::new(&ev.families), Cursor::new(&ev.label_sets));
     // Endpoints of one deployment share one family map (`share_equal`): what it says is
@@ -41,10 +42,8 @@ pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
                 (engine, frontend)
             }
         };
-        let label_sets: Vec<Arc<Labels>> = label_sets_of
-            .get(url)
-            .map(|s| s.iter().cloned().collect())
-            .unwrap_or_default();
+        // The evidence's shared set: endpoints of one deployment hold one copy.
+        let label_sets = Arc::clone(label_sets_of.get(url).unwrap_or(&no_sets));
         facts.push((
             url.clone(),
             EndpointFacts {

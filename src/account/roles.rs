@@ -4,6 +4,7 @@
 //! `engine_role`, a role in the URL path, or frontend-only families), or `single_endpoint`
 //! (exactly one engine endpoint and the launch facts say not disaggregated).
 
+use super::evidence::LabelSets;
 use super::output::Roles;
 use super::verdict::{Reason, ReasonCode};
 use crate::engines::Engine;
@@ -33,8 +34,9 @@ pub struct EndpointFacts {
     pub has_engine: bool,
     /// Exports Dynamo frontend families.
     pub has_frontend: bool,
-    /// Label sets of its series (role labels are read from them).
-    pub label_sets: Vec<std::sync::Arc<Labels>>,
+    /// Label sets of its series (role labels are read from them): the evidence's copy, one
+    /// for the endpoints of a deployment that have the same (see `share_equal`).
+    pub label_sets: Arc<LabelSets>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,10 +110,18 @@ pub fn assign(
     });
     let engine_endpoints = endpoints.values().filter(|e| e.has_engine).count();
     let disaggregated_run = launch.and_then(|l| l.disaggregated).unwrap_or_else(|| {
-        endpoints.values().flat_map(|e| &e.label_sets).any(|l| {
-            l.get("dynamo_component")
-                .or_else(|| l.get("component"))
-                .is_some_and(|c| c.eq_ignore_ascii_case("prefill"))
+        // Each shared copy of sets looked at once (many endpoints, one deployment's sets).
+        let mut last: Option<&Arc<LabelSets>> = None;
+        endpoints.values().any(|e| {
+            if last.is_some_and(|l| Arc::ptr_eq(l, &e.label_sets)) {
+                return false;
+            }
+            last = Some(&e.label_sets);
+            e.label_sets.iter().any(|l| {
+                l.get("dynamo_component")
+                    .or_else(|| l.get("component"))
+                    .is_some_and(|c| c.eq_ignore_ascii_case("prefill"))
+            })
         })
     });
     let run = RunFacts {
@@ -121,13 +131,47 @@ pub fn assign(
         engine_endpoints,
         disaggregated_run,
     };
+    let mut labelled = LabelledRoles::default();
     let decided: Vec<(Arc<str>, RoleDecision)> = endpoints
         .iter()
-        .map(|(url, facts)| (Arc::clone(url), decide(url, facts, &run, reasons)))
+        .map(|(url, facts)| {
+            let from_labels = labelled.of(&facts.label_sets, run.disaggregated_run);
+            (
+                Arc::clone(url),
+                decide(url, facts, from_labels, &run, reasons),
+            )
+        })
         .collect();
     let mut decisions = BTreeMap::new();
     super::lookup::insert_sorted(&mut decisions, decided);
     decisions
+}
+
+/// The roles an endpoint's label sets name, found once per shared copy of the sets (the
+/// endpoints of one deployment share theirs): per endpoint, every set was asked for its role
+/// labels.
+#[derive(Default)]
+struct LabelledRoles {
+    last: Option<(Arc<LabelSets>, RoleSet)>,
+}
+
+impl LabelledRoles {
+    fn of(&mut self, sets: &Arc<LabelSets>, disaggregated_run: bool) -> RoleSet {
+        if let Some((s, roles)) = &self.last {
+            if Arc::ptr_eq(s, sets) {
+                return *roles;
+            }
+        }
+        let mut roles = RoleSet::default();
+        for role in sets
+            .iter()
+            .filter_map(|l| role_from_labels(l, disaggregated_run))
+        {
+            roles.insert(role);
+        }
+        self.last = Some((Arc::clone(sets), roles));
+        roles
+    }
 }
 
 /// What deciding one endpoint's role needs to know about the run.
@@ -144,6 +188,7 @@ struct RunFacts<'a> {
 fn decide(
     url: &str,
     facts: &EndpointFacts,
+    mut labelled: RoleSet,
     run: &RunFacts<'_>,
     reasons: &mut Vec<Reason>,
 ) -> RoleDecision {
@@ -155,14 +200,6 @@ fn decide(
         .get(hp.as_str())
         .copied()
         .unwrap_or_default();
-    let mut labelled = RoleSet::default();
-    for role in facts
-        .label_sets
-        .iter()
-        .filter_map(|l| role_from_labels(l, run.disaggregated_run))
-    {
-        labelled.insert(role);
-    }
     if let Some(r) = role_from_path(url) {
         labelled.insert(r);
     }
@@ -462,12 +499,12 @@ mod tests {
         EndpointFacts {
             has_engine: true,
             has_frontend: false,
-            label_sets: vec![std::sync::Arc::new(
+            label_sets: Arc::new(LabelSets::from([Arc::new(
                 labels
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect(),
-            )],
+            )])),
         }
     }
 
@@ -531,7 +568,7 @@ mod tests {
             EndpointFacts {
                 has_engine: false,
                 has_frontend: true,
-                label_sets: vec![],
+                label_sets: Arc::default(),
             },
         );
         let mut reasons = Vec::new();
