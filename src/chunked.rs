@@ -7,7 +7,21 @@
 //! never shrinks, the call's high-water mark was that growth (91 MB for a 99 MB CSV). Pieces
 //! of a megabyte fit where accounting freed memory; the joined text is one exact block.
 
+use serde::Serialize;
 use std::io;
+
+/// `value`'s JSON text between `open` and `close`, written as a [`ChunkedBuf`] (the WASM
+/// replies' envelopes; one writer type, so serde_json's writing code is compiled once).
+pub fn json_between<T: Serialize + ?Sized>(
+    open: &[u8],
+    value: &T,
+    close: &[u8],
+) -> serde_json::Result<Vec<u8>> {
+    let mut out = ChunkedBuf::new(open);
+    serde_json::to_writer(&mut out, value)?;
+    out.append(close);
+    Ok(out.into_vec())
+}
 
 /// The size of every piece but the first, which grows as a `Vec` does up to it (a small
 /// result stays one small allocation, returned as it is).
@@ -46,9 +60,7 @@ impl ChunkedBuf {
         out.extend_from_slice(&cur);
         out
     }
-}
 
-impl ChunkedBuf {
     /// Append `bytes`. One function, not inlined: serde_json writes through it from the
     /// serialiser of every result type, and a copy at each of those places was kilobytes of
     /// the .wasm. It writes a few bytes at a time (a comma, a number): those are copied byte
@@ -135,6 +147,13 @@ mod tests {
         assert_eq!(got.len(), want.len());
         assert!(got == want);
         assert_eq!(got.capacity(), want.len());
+    }
+
+    #[test]
+    fn json_between_its_ends() {
+        let json = json_between(b"{\"ok\":", &["a\"b", "c"], b"}").unwrap();
+        assert_eq!(json, br#"{"ok":["a\"b","c"]}"#);
+        assert_eq!(json_between(b"", "k", b"").unwrap(), br#""k""#);
     }
 
     #[test]

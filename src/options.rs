@@ -422,11 +422,10 @@ fn is_identifier(key: &str) -> bool {
 
 fn quote(key: &str) -> String {
     // Through the results' writer: serde_json's writing code is compiled once, for it.
-    let mut out = crate::chunked::ChunkedBuf::default();
-    match serde_json::to_writer(&mut out, key) {
-        Ok(()) => String::from_utf8(out.into_vec()).unwrap_or_else(|_| format!("\"{key}\"")),
-        Err(_) => format!("\"{key}\""),
-    }
+    crate::chunked::json_between(b"", key, b"")
+        .ok()
+        .and_then(|json| String::from_utf8(json).ok())
+        .unwrap_or_else(|| format!("\"{key}\""))
 }
 
 /// Read argument `arg` of a call from its JSON text, refusing unknown fields by path.

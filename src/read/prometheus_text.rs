@@ -112,12 +112,10 @@ struct Open {
     raw: String,
     typ: DeclType,
     help: Option<String>,
-    /// The family's name ([`Open::final_name`]), kept for its sample lines: made per line, it
-    /// was an allocation per sample.
-    name: String,
 }
 
 impl Open {
+    /// The family's name (borrowed: it is asked for on every sample line).
     fn final_name(&self) -> &str {
         if self.typ == DeclType::Counter {
             if let Some(stripped) = self.raw.strip_suffix("_total") {
@@ -662,7 +660,6 @@ impl PrometheusTextReader {
                 raw: name.to_string(),
                 typ: DeclType::Untyped,
                 help: None,
-                name: name.to_string(),
             });
         }
         if let Some(o) = open.as_mut() {
@@ -686,9 +683,9 @@ impl PrometheusTextReader {
                     }
                 };
             }
-            o.name = o.final_name().to_string();
+            let fname = o.final_name();
             *open_keep =
-                o.typ != DeclType::Summary && !dropped_family(&o.name) && filter.wants(&o.name);
+                o.typ != DeclType::Summary && !dropped_family(fname) && filter.wants(fname);
         }
         Ok(())
     }
@@ -718,7 +715,7 @@ impl PrometheusTextReader {
         }
         let open = open.as_ref();
         let (fam_name, keep, role, decl) = match (role, open) {
-            (Some(r), Some(o)) => (o.name.as_str(), *open_keep, r, o.typ),
+            (Some(r), Some(o)) => (o.final_name(), *open_keep, r, o.typ),
             _ => {
                 let keep = !dropped_family(sname) && filter.wants(sname);
                 (sname, keep, SampleRole::Value, DeclType::Untyped)

@@ -76,16 +76,9 @@ impl<'a> ErrorOut<'a> {
 /// `{"error": ...}`. Serialising these plain fields cannot fail; the fallback keeps the
 /// promise that nothing here panics.
 fn error_envelope(e: &ErrorOut<'_>) -> String {
-    // Through the results' writer: serde_json's writing code is compiled once, for it.
-    let mut out = crate::chunked::ChunkedBuf::new(b"{\"error\":");
-    match serde_json::to_writer(&mut out, e) {
-        Ok(()) => {
-            use std::io::Write;
-            // Writing to memory cannot fail.
-            let _ = out.write_all(b"}");
-            // SAFETY: ASCII around serde_json's UTF-8.
-            unsafe { String::from_utf8_unchecked(out.into_vec()) }
-        }
+    match crate::chunked::json_between(b"{\"error\":", e, b"}") {
+        // SAFETY: ASCII around serde_json's UTF-8.
+        Ok(json) => unsafe { String::from_utf8_unchecked(json) },
         Err(_) => {
             r#"{"error":{"code":"INTERNAL","message":"an error could not be serialised"}}"#.into()
         }
@@ -99,13 +92,7 @@ pub(crate) fn reply<T: Serialize>(outcome: Result<T, CallError>) -> String {
         // Written inside its envelope: a many-endpoint run's result is megabytes, and
         // wrapping it afterwards was a second copy. In pieces, joined at its exact length
         // (see `crate::chunked`).
-        let mut out = crate::chunked::ChunkedBuf::new(b"{\"ok\":");
-        serde_json::to_writer(&mut out, &value).map(|()| {
-            use std::io::Write;
-            // Writing to memory cannot fail.
-            let _ = out.write_all(b"}");
-            out.into_vec()
-        })
+        crate::chunked::json_between(b"{\"ok\":", &value, b"}")
     }))
 }
 
