@@ -9,6 +9,7 @@ pub mod chunked;
 pub mod engines;
 pub mod error;
 pub mod fields;
+pub mod hash;
 pub mod inspect;
 pub mod json_path;
 pub mod json_value;

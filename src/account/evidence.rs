@@ -5,13 +5,14 @@
 
 use super::fold::{SampleBuf, ScrapeFold};
 use super::verdict::{Reason, ReasonCode};
+use crate::hash::Set as HashSet;
 use crate::model::server_metrics::CsvSeries;
 use crate::model::{
     Family, Labels, LeanSeries, MetricType, OptF64, Scrape, Series, ServerMetricsExport,
 };
 use crate::read::names::canonical_family;
 use crate::read::Run;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// The CSV export's intake (its series read lean).

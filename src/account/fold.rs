@@ -16,9 +16,9 @@
 
 use super::evidence::{Evidence, SeriesEvidence, SeriesKey, StatPair, PROCESS_START};
 use super::request_scope::RecordFold;
+use crate::hash::Map as HashMap;
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
 use crate::read::names::canonical_family;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// What a streaming read folded instead of keeping: the scrape JSONL's evidence and the

@@ -418,7 +418,7 @@ impl CsvLean {
     /// accounting takes both reads one way.
     pub fn of_families(families: &[Family]) -> CsvLean {
         let mut lean = CsvLean::default();
-        let mut ids: std::collections::HashMap<Arc<str>, u32> = std::collections::HashMap::new();
+        let mut ids: crate::hash::Map<Arc<str>, u32> = crate::hash::Map::default();
         for (fi, f) in families.iter().enumerate() {
             let family = u32::try_from(fi).unwrap_or(u32::MAX);
             for s in &f.series {

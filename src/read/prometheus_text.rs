@@ -34,6 +34,7 @@
 //! a line that is not UTF-8 is `NOT_UTF8`.
 
 use crate::error::{ErrorCode, Position, ReadError};
+use crate::hash::Map as HashMap;
 use crate::model::{
     Bucket, FamilyGroup, FamilyMeta, Histogram, Labels, MetricType, SampleValue, Scrape,
     ScrapeSample, SeriesMeta, SeriesTable, UntypedLarge,
@@ -43,7 +44,7 @@ use crate::read::names::counter_by_name;
 use crate::read::push::{drive, line_text, Lines, PushReader};
 use crate::read::{CaptureMeta, FamilyFilter};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Parse a Prometheus sample value (or a bucket `le` key): decimal and exponent notation,
@@ -169,7 +170,7 @@ impl FamilyAcc {
             metric_type,
             help,
             values: Vec::new(),
-            at: HashMap::new(),
+            at: HashMap::default(),
         }
     }
 

@@ -28,6 +28,7 @@
 //! the character column and the JSON path.
 
 use crate::error::{json_message, ErrorCode, Position, ReadError};
+use crate::hash::Map as HashMap;
 use crate::json_path;
 use crate::model::{
     FamilyGroup, FamilyMeta, Histogram, Labels, Phase, SampleValue, Scrape, ScrapeSample,
@@ -43,7 +44,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -231,8 +232,8 @@ impl Interner {
                 metric_type: None,
                 help: None,
             });
-            self.by_text.push(HashMap::new());
-            self.by_labels.push(HashMap::new());
+            self.by_text.push(HashMap::default());
+            self.by_labels.push(HashMap::default());
             self.by_index.push(Vec::new());
             Some(i)
         } else {

@@ -51,6 +51,7 @@
 //! bucket count, where the count starts).
 
 use crate::error::{ErrorCode, Position, ReadError};
+use crate::hash::Map as HashMap;
 use crate::model::labels::push_pair;
 use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{
@@ -61,7 +62,6 @@ use crate::read::count;
 use crate::read::json_cursor::to_f64;
 use crate::read::push::{drive, Lines, PushReader};
 use crate::read::FamilyFilter;
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -818,7 +818,7 @@ impl Section {
     fn from_header(row: &Row<'_>) -> Result<Section, ReadError> {
         let (file, line) = (row.file, row.line);
         let names: Vec<String> = row.cells().map(|c| c.trim().to_string()).collect();
-        let mut index: HashMap<&str, usize> = HashMap::new();
+        let mut index: HashMap<&str, usize> = HashMap::default();
         for (i, n) in names.iter().enumerate() {
             if n.is_empty() {
                 return Err(row.err(

@@ -141,3 +141,35 @@ pub fn package_version_raw() -> String {
 pub fn error_codes_raw() -> String {
     reply(Ok(ErrorCode::ALL.map(ErrorCode::as_str)))
 }
+
+/// At instantiation: the hash tables' keys are to come from the host (see `crate::hash`).
+/// Only the source is given here; it is asked at the first table, inside a call.
+#[wasm_bindgen(start)]
+fn start() {
+    crate::hash::set_host_source(host_keys);
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// `crypto.getRandomValues` (browsers, workers, workerd, Node 19 and later).
+    #[wasm_bindgen(js_namespace = crypto, js_name = getRandomValues, catch)]
+    fn get_random_values(buf: &mut [u8]) -> Result<(), JsValue>;
+}
+
+/// Sixteen random bytes from the host: `crypto.getRandomValues`, else (no `crypto`, or it
+/// refused) `Math.random`, which no upload can predict either.
+#[doc(hidden)]
+pub fn host_keys() -> Option<[u64; 2]> {
+    let mut b = [0u8; 16];
+    if get_random_values(&mut b).is_err() {
+        for chunk in b.chunks_mut(4) {
+            let r = (js_sys::Math::random() * 4_294_967_296.0) as u32;
+            chunk.copy_from_slice(&r.to_le_bytes());
+        }
+    }
+    let (lo, hi) = b.split_at(8);
+    Some([
+        u64::from_le_bytes(lo.try_into().ok()?),
+        u64::from_le_bytes(hi.try_into().ok()?),
+    ])
+}

@@ -4,10 +4,11 @@
 //! walk and drop.
 
 use super::SeriesKey;
+use crate::hash::Keyed;
 use crate::read::names::canonical_family;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -371,8 +372,8 @@ fn endpoint_run<'a>(
 struct Pending<V> {
     items: Vec<(SeriesKey, V)>,
     /// A hash of the key's contents → the last item with it. SipHash with this map's own
-    /// keys: the keys come from uploads, and an unkeyed hash can be made to collide.
-    hasher: RandomState,
+    /// keys ([`Keyed`]): the keys come from uploads, and a known hash can be made to collide.
+    hasher: Keyed,
     last_of: AddressMap,
     /// Each item's previous item with the same hash ([`NONE`]: none).
     before: Vec<u32>,
@@ -382,7 +383,7 @@ impl<V> Default for Pending<V> {
     fn default() -> Self {
         Pending {
             items: Vec::new(),
-            hasher: RandomState::new(),
+            hasher: Keyed::default(),
             last_of: AddressMap::default(),
             before: Vec::new(),
         }
