@@ -47,6 +47,103 @@ impl BuildHasher for Keyed {
     }
 }
 
+/// A text's keyed hash, made once and kept beside it (a value hashed into several tables,
+/// and rehashed as each grows, hashes its text once). Under the process's keys, which no
+/// input can know, as every table's. Clones keep it; it never enters equality.
+#[derive(Debug, Default)]
+pub struct Digest(AtomicU64);
+
+impl Digest {
+    /// The hash of `text`, which must be the same text at every call.
+    #[inline]
+    pub fn of(&self, text: &str) -> u64 {
+        match self.0.load(Ordering::Relaxed) {
+            0 => {
+                let [k0, k1] = process_keys();
+                let mut h = Sip13::new_with_keys(k0, k1);
+                h.write(text.as_bytes());
+                // 0 means "not made yet".
+                let d = h.finish().max(1);
+                self.0.store(d, Ordering::Relaxed);
+                d
+            }
+            d => d,
+        }
+    }
+}
+
+impl Clone for Digest {
+    fn clone(&self) -> Self {
+        Digest(AtomicU64::new(self.0.load(Ordering::Relaxed)))
+    }
+}
+
+/// A builder for tables whose keys hash as a [`Digest`] (label sets): it mixes the digest
+/// with the table's own keys instead of hashing it again. The digest is already a keyed
+/// SipHash of the text; the mix keeps each table's order its own (a table filled by
+/// iterating another with one order is quadratic). A key that writes anything else is
+/// mixed eight bytes at a time, which is no defence against chosen input: only keys whose
+/// `Hash` writes a digest belong in such a table.
+#[derive(Clone, Debug)]
+pub struct Prehashed {
+    k0: u64,
+    k1: u64,
+}
+
+/// A hash map of keys that hash as a [`Digest`].
+pub type DigestMap<K, V> = HashMap<K, V, Prehashed>;
+/// A hash set of keys that hash as a [`Digest`].
+pub type DigestSet<K> = HashSet<K, Prehashed>;
+
+impl Default for Prehashed {
+    fn default() -> Self {
+        let Keyed { k0, k1 } = Keyed::default();
+        Prehashed { k0, k1: k1 | 1 }
+    }
+}
+
+impl BuildHasher for Prehashed {
+    type Hasher = Mix;
+
+    fn build_hasher(&self) -> Mix {
+        Mix {
+            k0: self.k0,
+            k1: self.k1,
+            state: 0,
+        }
+    }
+}
+
+/// See [`Prehashed`].
+#[derive(Clone, Debug)]
+pub struct Mix {
+    k0: u64,
+    k1: u64,
+    state: u64,
+}
+
+impl Hasher for Mix {
+    fn write(&mut self, bytes: &[u8]) {
+        for w in bytes.chunks(8) {
+            self.write_u64(le(w) ^ ((w.len() as u64) << 59));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.state = (self.state.rotate_left(23) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        // Every bit of the state reaches the low bits (the table's index) and the high ones
+        // (its tag), under the table's keys.
+        let x = (self.state ^ self.k0).wrapping_mul(self.k1);
+        let x = (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x ^ (x >> 32)
+    }
+}
+
 /// Tables made so far (each one's offset of the first key).
 static TABLES: AtomicU64 = AtomicU64::new(0);
 /// The process's keys, drawn at the first table.
@@ -124,10 +221,13 @@ impl Sip13 {
     }
 }
 
-/// Up to eight bytes as a little-endian number (in at most three loads: a copy of unknown
-/// length would be a call).
+/// The first eight bytes, or all of fewer, as a little-endian number (in at most three
+/// loads: a copy of unknown length would be a call).
 #[inline(always)]
 fn le(bytes: &[u8]) -> u64 {
+    if let Some(w) = bytes.first_chunk::<8>() {
+        return u64::from_le_bytes(*w);
+    }
     let mut out = 0;
     let mut i = 0;
     if let Some(w) = bytes.first_chunk::<4>() {
@@ -307,5 +407,48 @@ mod tests {
             m.insert(format!("set{i}"), i);
         }
         assert!((0..1000u32).all(|i| m.get(&format!("set{i}")) == Some(&i)));
+    }
+
+    #[test]
+    fn equal_label_sets_hash_alike_made_apart() {
+        use crate::model::Labels;
+        use std::sync::Arc;
+        let set = |i: u32| {
+            Labels::from_pairs(vec![("model", "m".to_string()), ("tp_rank", i.to_string())])
+        };
+        let mut m: DigestMap<Arc<Labels>, u32> = DigestMap::default();
+        for i in 0..5000u32 {
+            m.insert(Arc::new(set(i)), i);
+        }
+        // Looked up with sets made anew (their digests not made yet), and with clones of them
+        // (made, and kept by the clone).
+        for i in 0..5000u32 {
+            let fresh = set(i);
+            assert_eq!(m.get(&fresh), Some(&i));
+            assert_eq!(m.get(&fresh.clone()), Some(&i));
+        }
+        assert_eq!(m.get(&set(5000)), None);
+        // The digest is the text's keyed hash: the same for equal texts, kept by clones.
+        let (a, b) = (Digest::default(), Digest::default());
+        assert_eq!(a.of("x"), b.of("x"));
+        assert_eq!(a.clone().of("x"), a.of("x"));
+        assert_ne!(Digest::default().of("x"), Digest::default().of("y"));
+    }
+
+    #[test]
+    fn a_mix_takes_every_byte() {
+        let h = |b: &[u8]| {
+            let p = Prehashed::default();
+            let mut m = p.build_hasher();
+            m.write(b);
+            (m.finish(), p)
+        };
+        let (x, p) = h(b"12345678");
+        let mut m = p.build_hasher();
+        m.write(b"12345679");
+        assert_ne!(m.finish(), x);
+        let mut m = p.build_hasher();
+        m.write(b"1234567");
+        assert_ne!(m.finish(), x);
     }
 }

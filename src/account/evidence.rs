@@ -5,7 +5,7 @@
 
 use super::fold::{SampleBuf, ScrapeFold};
 use super::verdict::{Reason, ReasonCode};
-use crate::hash::Set as HashSet;
+use crate::hash::DigestSet;
 use crate::model::server_metrics::CsvSeries;
 use crate::model::{
     Family, Labels, LeanSeries, MetricType, OptF64, Scrape, Series, ServerMetricsExport,
@@ -276,7 +276,7 @@ pub struct Evidence {
     /// sets on each (see [`Evidence::intern_shared`]). Looked up by hash: by order, each
     /// lookup compared whole label maps a dozen times (62 % of accounting a CSV of 20,000
     /// label sets). SipHash: the sets come from uploads.
-    interned: HashSet<Arc<Labels>>,
+    interned: DigestSet<Arc<Labels>>,
     /// Every distinct endpoint URL and family spelling of the keys, kept once.
     names: BTreeSet<Arc<str>>,
 }

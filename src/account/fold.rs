@@ -16,7 +16,7 @@
 
 use super::evidence::{Evidence, SeriesEvidence, SeriesKey, StatPair, PROCESS_START};
 use super::request_scope::RecordFold;
-use crate::hash::Map as HashMap;
+use crate::hash::{DigestMap, Map as HashMap};
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
 use crate::read::names::canonical_family;
 use std::sync::Arc;
@@ -479,7 +479,7 @@ pub struct ScrapeFold {
     /// the table: a vector of the sets in that order, growing beside the intakes' vector,
     /// left the intakes' old copies as holes in WASM's linear memory (+8 MB on a capture of
     /// 200,000 series).
-    interned: HashMap<Arc<Labels>, u32>,
+    interned: DigestMap<Arc<Labels>, u32>,
     /// The keys' spellings, kept once, by id (in the order first seen).
     spellings: Vec<Arc<str>>,
     /// The id of each spelling in `spellings`.
@@ -901,7 +901,7 @@ impl ScrapeFold {
 
 /// The sets of `interned` in the order of their ranks (see [`ScrapeFold::interned`]): each
 /// rank is a position, so they are placed, not sorted (every rank below the count is one).
-fn first_seen_order(interned: HashMap<Arc<Labels>, u32>) -> Vec<Option<Arc<Labels>>> {
+fn first_seen_order(interned: DigestMap<Arc<Labels>, u32>) -> Vec<Option<Arc<Labels>>> {
     let mut placed: Vec<Option<Arc<Labels>>> = vec![None; interned.len()];
     for (l, rank) in interned {
         if let Some(slot) = placed.get_mut(rank as usize) {

@@ -3,6 +3,7 @@
 //! held uploads made of new series at 6-27x their size. Here the names and values sit in one
 //! string, each after its length.
 
+use crate::hash::Digest;
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -12,12 +13,29 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 /// A series' label set: names unique, in byte order, so output is deterministic. Names and
 /// values are plain data (`__proto__` or `constructor` too: they cross to JS as a `Map`).
 /// Ordered and compared as the sequence of its (name, value) pairs, as a map of them would be.
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Default)]
 pub struct Labels {
     /// Each name and each value after its length, written as [`put_number`] does. One
     /// allocation per set (offsets beside the text were a second, and a set is kept per
     /// series); equal sets have equal texts.
     text: Box<str>,
+    /// The text's keyed hash, made at the first `hash` and kept: a set is looked up in the
+    /// reader's, the fold's and the evidence's tables, and each table grown rehashes it.
+    digest: Digest,
+}
+
+impl PartialEq for Labels {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for Labels {}
+
+impl std::hash::Hash for Labels {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.digest.of(&self.text));
+    }
 }
 
 /// The lengths in a [`Labels`] text: six bits a byte, low bits first, [`MORE`] set on every
@@ -111,13 +129,17 @@ impl Labels {
         }
         Self {
             text: text.into_boxed_str(),
+            digest: Digest::default(),
         }
     }
 
     /// The set whose text is `text`, written by [`push_pair`] (names in byte order, each
     /// once).
     pub(crate) fn from_text(text: &str) -> Self {
-        Self { text: text.into() }
+        Self {
+            text: text.into(),
+            digest: Digest::default(),
+        }
     }
 
     /// The set's text: equal sets have equal texts (a reader finds its sets by it).

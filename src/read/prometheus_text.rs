@@ -34,7 +34,7 @@
 //! a line that is not UTF-8 is `NOT_UTF8`.
 
 use crate::error::{ErrorCode, Position, ReadError};
-use crate::hash::Map as HashMap;
+use crate::hash::{DigestMap, Map as HashMap};
 use crate::model::{
     Bucket, FamilyGroup, FamilyMeta, Histogram, Labels, MetricType, SampleValue, Scrape,
     ScrapeSample, SeriesMeta, SeriesTable, UntypedLarge,
@@ -161,7 +161,7 @@ struct FamilyAcc {
     values: Vec<(Arc<Labels>, AccValue)>,
     /// Each label set's place in `values`: found by hash (SipHash: captures come from uploads),
     /// not by comparing whole label maps a dozen times per line.
-    at: HashMap<Arc<Labels>, u32>,
+    at: DigestMap<Arc<Labels>, u32>,
 }
 
 impl FamilyAcc {
@@ -170,7 +170,7 @@ impl FamilyAcc {
             metric_type,
             help,
             values: Vec::new(),
-            at: HashMap::default(),
+            at: DigestMap::default(),
         }
     }
 

@@ -28,7 +28,7 @@
 //! the character column and the JSON path.
 
 use crate::error::{json_message, ErrorCode, Position, ReadError};
-use crate::hash::Map as HashMap;
+use crate::hash::{DigestMap, Map as HashMap};
 use crate::json_path;
 use crate::model::{
     FamilyGroup, FamilyMeta, Histogram, Labels, Phase, SampleValue, Scrape, ScrapeSample,
@@ -196,7 +196,7 @@ struct Interner {
     /// Per family: the labels text and series last met at each sample index (likewise).
     by_index: Vec<Vec<Option<LastLabels>>>,
     /// Per family: labels → series (the same labels written differently are one series).
-    by_labels: Vec<HashMap<Arc<Labels>, u32>>,
+    by_labels: Vec<DigestMap<Arc<Labels>, u32>>,
     /// Distinct bucket key lists, the last used first.
     les: Vec<Arc<[String]>>,
     /// Families present but not wanted by the filter.
@@ -233,7 +233,7 @@ impl Interner {
                 help: None,
             });
             self.by_text.push(HashMap::default());
-            self.by_labels.push(HashMap::default());
+            self.by_labels.push(DigestMap::default());
             self.by_index.push(Vec::new());
             Some(i)
         } else {

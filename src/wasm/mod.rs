@@ -144,7 +144,7 @@ pub fn error_codes_raw() -> String {
 
 /// At instantiation: the hash tables' keys are to come from the host (see `crate::hash`).
 /// Only the source is given here; it is asked at the first table, inside a call.
-#[wasm_bindgen(start)]
+#[wasm_bindgen(start, skip_typescript)]
 fn start() {
     crate::hash::set_host_source(host_keys);
 }
