@@ -23,7 +23,7 @@ pub fn detect(ev: &Evidence, launch: Option<&LaunchFacts>) -> Endpoints {
     let framework = launch.and_then(|l| l.framework.as_deref());
     let mut out = Endpoints::default();
     let no_families = Arc::new(FamilyMap::new());
-    let no_sets = Arc::new(LabelSets::new());
+    let no_sets = Arc::new(LabelSets::default());
     let (mut families_of, mut label_sets_of) =
         (Cursor::new(&ev.families), Cursor::new(&ev.label_sets));
     // Endpoints of one deployment share one family map (`share_equal`): what it says is

@@ -153,8 +153,78 @@ pub struct FamilyInfo {
 /// The families of one endpoint (see [`Evidence::families`]).
 pub type FamilyMap = BTreeMap<Arc<str>, FamilyInfo>;
 
-/// The label sets of one endpoint (see [`Evidence::label_sets`]).
-pub type LabelSets = BTreeSet<Arc<Labels>>;
+/// The label sets of one endpoint (see [`Evidence::label_sets`]): sorted, each once. A
+/// vector, not an ordered set: every source gives an endpoint's sets sorted already (an
+/// export's and a CSV's are gathered and sorted, a fold's come by rank), so they are taken
+/// as they are or merged in one pass; a B-tree built one set at a time cost a search per set
+/// and an allocation per eleven (8.6 % of accounting a capture of 50,000 series).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelSets(Vec<Arc<Labels>>);
+
+impl LabelSets {
+    /// `sets` as a set (sorted and deduplicated unless they are already).
+    pub fn of(mut sets: Vec<Arc<Labels>>) -> Self {
+        if !sets.is_sorted_by(|a, b| a < b) {
+            sets = sorted_unique(sets);
+        }
+        LabelSets(sets)
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Arc<Labels>> {
+        self.0.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn contains(&self, l: &Labels) -> bool {
+        self.0.binary_search_by(|x| (**x).cmp(l)).is_ok()
+    }
+
+    /// The union of `self` and `other`, or `None` when `other` adds nothing.
+    fn union(&self, other: &LabelSets) -> Option<LabelSets> {
+        let (mut a, mut b) = (self.0.iter().peekable(), other.0.iter().peekable());
+        let mut out = Vec::with_capacity(self.len() + other.len());
+        let mut added = false;
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) => match (*x).cmp(*y) {
+                    std::cmp::Ordering::Less => a.next(),
+                    std::cmp::Ordering::Greater => {
+                        added = true;
+                        b.next()
+                    }
+                    std::cmp::Ordering::Equal => {
+                        b.next();
+                        a.next()
+                    }
+                },
+                (Some(_), None) => a.next(),
+                (None, Some(_)) => {
+                    added = true;
+                    b.next()
+                }
+                (None, None) => break,
+            };
+            out.extend(next.cloned());
+        }
+        added.then_some(LabelSets(out))
+    }
+}
+
+impl<'a> IntoIterator for &'a LabelSets {
+    type Item = &'a Arc<Labels>;
+    type IntoIter = std::slice::Iter<'a, Arc<Labels>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
 
 /// Label sets gathered per endpoint (by the address of its shared URL, see [`share_name`]),
 /// noted once all are there. Noted one by one in the order an export lists them, each took up
@@ -199,15 +269,6 @@ fn sorted_unique(mut sets: Vec<Arc<Labels>>) -> Vec<Arc<Labels>> {
     });
     sets.dedup_by(|a, b| Arc::ptr_eq(a, b) || a == b);
     sets
-}
-
-/// The set of `sets`, built largest first (see [`GatheredSets`]).
-pub(super) fn label_set_of(sets: Vec<Arc<Labels>>) -> LabelSets {
-    let mut out = LabelSets::new();
-    for l in sorted_unique(sets).into_iter().rev() {
-        out.insert(l);
-    }
-    out
 }
 
 /// Per endpoint values (in endpoint order) made one shared copy where an endpoint's equals
@@ -324,25 +385,21 @@ impl Evidence {
     pub(super) fn note_label_sets(
         &mut self,
         endpoint: &Arc<str>,
-        labels: impl Iterator<Item = Arc<Labels>>,
+        labels: LabelSets,
         last: &mut Option<Arc<LabelSets>>,
     ) {
-        let mut labels = labels.peekable();
-        if labels.peek().is_none() {
+        if labels.is_empty() {
             return;
         }
         let sets = match self.label_sets.get_mut(endpoint) {
             Some(sets) => sets,
             None => self.label_sets.entry(Arc::clone(endpoint)).or_default(),
         };
-        for l in labels {
-            // One search, not two, when the sets are not shared (an insert keeps the set
-            // there); a shared copy is cloned only for a set it lacks.
-            if let Some(own) = Arc::get_mut(sets) {
-                own.insert(l);
-            } else if !sets.contains(&l) {
-                Arc::make_mut(sets).insert(l);
-            }
+        if sets.is_empty() {
+            *sets = Arc::new(labels);
+        } else if let Some(union) = sets.union(&labels) {
+            // A shared copy is replaced only when the endpoint has sets it lacks.
+            *sets = Arc::new(union);
         }
         share_last(last, sets);
     }
@@ -482,8 +539,7 @@ impl Evidence {
         // Endpoints of one deployment have the same sets: shared as they are noted.
         let mut last = None;
         for (endpoint, gathered) in sets.of {
-            let sets = sorted_unique(gathered).into_iter().rev();
-            self.note_label_sets(&endpoint, sets, &mut last);
+            self.note_label_sets(&endpoint, LabelSets::of(gathered), &mut last);
         }
         for (url, info) in &export.summary.endpoint_info {
             let url = share_name(&mut self.names, url);
@@ -743,7 +799,7 @@ mod tests {
         let one = set(3);
         let mut gathered = GatheredSets::default();
         let (a, b): (Arc<str>, Arc<str>) = (Arc::from("http://a"), Arc::from("http://b"));
-        let mut by_insert: BTreeMap<&str, LabelSets> = BTreeMap::new();
+        let mut by_insert: BTreeMap<&str, BTreeSet<Arc<Labels>>> = BTreeMap::new();
         for i in 0..100u32 {
             let (url, l) = match i % 4 {
                 0 => (&a, Arc::clone(&one)),
@@ -762,11 +818,45 @@ mod tests {
         }
         assert_eq!(gathered.of.len(), 2);
         for (url, sets) in gathered.of {
-            let built = label_set_of(sets.clone());
-            assert_eq!(Some(&built), by_insert.get(&*url), "{url}");
+            let built = LabelSets::of(sets.clone());
+            let want = by_insert.get(&*url).map(|s| s.iter().collect::<Vec<_>>());
+            assert_eq!(Some(built.iter().collect::<Vec<_>>()), want, "{url}");
             let unique = sorted_unique(sets);
             assert!(unique.windows(2).all(|w| w[0] < w[1]), "{url}");
         }
+    }
+
+    #[test]
+    fn label_sets_noted_twice_are_their_union() {
+        let set = |i: u32| Arc::new(Labels::from([("rank", format!("{i:03}"))]));
+        let mut ev = Evidence::default();
+        let url: Arc<str> = Arc::from("http://a");
+        let mut last = None;
+        // Out of order and repeated: taken sorted, each once.
+        ev.note_label_sets(
+            &url,
+            LabelSets::of(vec![set(5), set(1), set(5), set(9)]),
+            &mut last,
+        );
+        let first = Arc::clone(&ev.label_sets[&url]);
+        // Nothing new: the same shared copy stays.
+        ev.note_label_sets(&url, LabelSets::of(vec![set(1), set(9)]), &mut last);
+        assert!(Arc::ptr_eq(&first, &ev.label_sets[&url]));
+        ev.note_label_sets(
+            &url,
+            LabelSets::of(vec![set(0), set(5), set(7), set(12)]),
+            &mut last,
+        );
+        let got: Vec<&str> = ev.label_sets[&url]
+            .iter()
+            .filter_map(|l| l.get("rank"))
+            .collect();
+        assert_eq!(got, ["000", "001", "005", "007", "009", "012"]);
+        assert!(ev.label_sets[&url].contains(&set(7)));
+        assert!(!ev.label_sets[&url].contains(&set(8)));
+        // An empty list notes nothing.
+        ev.note_label_sets(&Arc::from("http://b"), LabelSets::default(), &mut last);
+        assert!(!ev.label_sets.contains_key("http://b"));
     }
 
     /// What a many-series run keeps per series: a counter's evidence, a gauge's or

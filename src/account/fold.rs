@@ -14,7 +14,7 @@
 //! [`SampleBuf::decimate`]); the evidence then says so (`coarsened`, reason
 //! `evidence_coarsened`): every bound drawn from it still contains the truth, only wider.
 
-use super::evidence::{Evidence, SeriesEvidence, SeriesKey, StatPair, PROCESS_START};
+use super::evidence::{Evidence, LabelSets, SeriesEvidence, SeriesKey, StatPair, PROCESS_START};
 use super::request_scope::RecordFold;
 use crate::hash::{DigestMap, Map as HashMap};
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
@@ -868,10 +868,8 @@ impl ScrapeFold {
                     mine.push(Arc::clone(l));
                 }
             }
-            // Largest first: a B-tree node is searched from its smallest key, so a set smaller
-            // than all there is found in a comparison per level, a larger one in up to eleven
-            // (an endpoint of a capture may have hundreds of thousands of sets).
-            ev.note_label_sets(&e.url, mine.into_iter().rev(), &mut last_sets);
+            // In rank order, which is the sets' order: taken as they are.
+            ev.note_label_sets(&e.url, LabelSets::of(mine), &mut last_sets);
         }
         let order = ranked.into_iter().map(|(_, at)| at).collect();
         merge_intakes(ev, (intakes, &parts), order, coarsened);

@@ -499,7 +499,7 @@ mod tests {
         EndpointFacts {
             has_engine: true,
             has_frontend: false,
-            label_sets: Arc::new(LabelSets::from([Arc::new(
+            label_sets: Arc::new(LabelSets::of(vec![Arc::new(
                 labels
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))

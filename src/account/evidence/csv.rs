@@ -2,8 +2,8 @@
 
 use super::super::lookup::insert_sorted;
 use super::{
-    label_set_of, share_name, Evidence, FamilyMap, LabelSets, SeriesEvidence, SeriesKey, SeriesMap,
-    StatPair, PROCESS_START,
+    share_name, Evidence, FamilyMap, LabelSets, SeriesEvidence, SeriesKey, SeriesMap, StatPair,
+    PROCESS_START,
 };
 use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{Labels, MetricType, ServerMetricsExport};
@@ -173,7 +173,7 @@ impl Evidence {
             let known = match &last_sets {
                 Some((made_of, known)) if same_sets(made_of, &sets) => Arc::clone(known),
                 _ => {
-                    let known = Arc::new(label_set_of(sets.clone()));
+                    let known = Arc::new(LabelSets::of(sets.clone()));
                     // Kept to compare with the next endpoint's; `sets` is made anew.
                     last_sets = Some((std::mem::take(&mut sets), Arc::clone(&known)));
                     known
