@@ -40,15 +40,21 @@ pub struct SampleBuf {
     data: Option<Box<SampleData>>,
 }
 
-/// The state of a [`SampleBuf`] with samples.
+/// The state of a [`SampleBuf`] with samples. 88 bytes (a box of 96 with its header): a
+/// capture, or a scrape file of many new series, holds one per series.
 #[derive(Debug, Clone, PartialEq)]
 struct SampleData {
+    /// The samples encoded, from the second on: a lone sample is `last_t` and `last_int` (a
+    /// capture's series have one each, and the bytes' own allocation was 32 bytes more).
     bytes: Vec<u8>,
-    len: usize,
     last_t: u64,
+    /// The last integral value; while a lone sample is not integral, its value's bits.
     last_int: i64,
+    len: u32,
     /// Every sample came at or after the one before it.
     sorted: bool,
+    /// The lone sample (see `bytes`) is not integral: `last_int` holds its bits.
+    lone_float: bool,
     /// See [`SampleBuf::first_carried_ns`].
     first_carried_ns: Option<u64>,
     /// The 0s before the first sample (see [`SampleBuf::set_leading_zeros`]), not counted in
@@ -115,6 +121,32 @@ fn as_int(v: f64) -> Option<i64> {
     (i as f64 == v && !(v == 0.0 && v.is_sign_negative())).then_some(i)
 }
 
+/// The sample of a [`SampleData`] with exactly one (see [`SampleData::bytes`]).
+fn lone(d: &SampleData) -> (u64, f64) {
+    let v = if d.lone_float {
+        f64::from_bits(d.last_int as u64)
+    } else {
+        d.last_int as f64
+    };
+    (d.last_t, v)
+}
+
+/// Append sample `(t, v)` to `d`'s bytes (see [`SampleBuf`] for the encoding).
+fn encode(d: &mut SampleData, t: u64, v: f64) {
+    put_varint(&mut d.bytes, zigzag(t.wrapping_sub(d.last_t) as i64));
+    d.last_t = t;
+    match as_int(v) {
+        Some(i) => {
+            put_varint(&mut d.bytes, zigzag(i.wrapping_sub(d.last_int)) << 1);
+            d.last_int = i;
+        }
+        None => {
+            d.bytes.push(1);
+            d.bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+    }
+}
+
 impl SampleBuf {
     pub fn new() -> Self {
         SampleBuf::default()
@@ -128,33 +160,39 @@ impl SampleBuf {
                 last_t: 0,
                 last_int: 0,
                 sorted: true,
+                lone_float: false,
                 first_carried_ns: None,
                 zeros: None,
             })
         });
-        if d.len > 0 && t < d.last_t {
+        if d.len == 0 {
+            d.last_t = t;
+            (d.last_int, d.lone_float) = match as_int(v) {
+                Some(i) => (i, false),
+                None => (v.to_bits() as i64, true),
+            };
+            d.len = 1;
+            return;
+        }
+        if t < d.last_t {
             d.sorted = false;
         }
-        put_varint(&mut d.bytes, zigzag(t.wrapping_sub(d.last_t) as i64));
-        d.last_t = t;
-        match as_int(v) {
-            Some(i) => {
-                put_varint(&mut d.bytes, zigzag(i.wrapping_sub(d.last_int)) << 1);
-                d.last_int = i;
-            }
-            None => {
-                d.bytes.push(1);
-                d.bytes.extend_from_slice(&v.to_bits().to_le_bytes());
-            }
+        if d.len == 1 {
+            // The lone sample is encoded first, as it would have been pushed.
+            let (t0, first) = lone(d);
+            (d.last_t, d.last_int) = (0, 0);
+            encode(d, t0, first);
         }
-        d.len += 1;
+        encode(d, t, v);
+        // Past 2^32 - 1 samples (tens of GB of them) the count stays there.
+        d.len = d.len.saturating_add(1);
     }
 
     /// Samples held, the leading 0s included.
     pub fn len(&self) -> usize {
-        self.data
-            .as_ref()
-            .map_or(0, |d| d.len + d.zeros.as_ref().map_or(0, |z| z.len))
+        self.data.as_ref().map_or(0, |d| {
+            d.len as usize + d.zeros.as_ref().map_or(0, |z| z.len)
+        })
     }
 
     /// Whether every sample came at or after the one before it.
@@ -175,6 +213,7 @@ impl SampleBuf {
     /// The samples without the leading 0s.
     pub fn carried(&self) -> SampleIter<'_> {
         SampleIter {
+            lone: self.data.as_deref().filter(|d| d.len == 1).map(lone),
             bytes: self.data.as_ref().map_or(&[], |d| &d.bytes),
             at: 0,
             t: 0,
@@ -336,6 +375,8 @@ impl From<Vec<(u64, f64)>> for SampleBuf {
 
 /// Decoder of a [`SampleBuf`]'s samples after its leading 0s.
 pub struct SampleIter<'a> {
+    /// A lone sample, not encoded (see [`SampleData::bytes`]).
+    lone: Option<(u64, f64)>,
     bytes: &'a [u8],
     at: usize,
     t: u64,
@@ -346,6 +387,9 @@ impl Iterator for SampleIter<'_> {
     type Item = (u64, f64);
 
     fn next(&mut self) -> Option<(u64, f64)> {
+        if let Some(s) = self.lone.take() {
+            return Some(s);
+        }
         let dt = get_varint(self.bytes, &mut self.at)?;
         self.t = self.t.wrapping_add(unzigzag(dt) as u64);
         let tag = get_varint(self.bytes, &mut self.at)?;
@@ -1224,6 +1268,50 @@ fn by_time_then_value(a: &(u64, f64), b: &(u64, f64)) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every sequence comes back to the bit, whatever its first sample (integral, not, -0.0,
+    /// NaN, infinite), when held alone and when more follow it; a lone sample holds no bytes.
+    #[test]
+    fn samples_come_back_lone_or_followed() {
+        let values = [
+            0.0,
+            -0.0,
+            7.0,
+            -3.0,
+            2.5,
+            f64::NAN,
+            f64::INFINITY,
+            9.007e15,
+            1e300,
+        ];
+        let times = [u64::MAX - 1, 1_781_634_703_000_000_000, 0, 5];
+        let bits = |v: &[(u64, f64)]| -> Vec<(u64, u64)> {
+            v.iter().map(|(t, x)| (*t, x.to_bits())).collect()
+        };
+        for (i, first) in values.iter().enumerate() {
+            for n in 1..5usize {
+                let want: Vec<(u64, f64)> = (0..n)
+                    .map(|k| {
+                        let v = if k == 0 {
+                            *first
+                        } else {
+                            values[(i + 3 * k) % values.len()]
+                        };
+                        (times[(i + k) % times.len()], v)
+                    })
+                    .collect();
+                let b = SampleBuf::from(want.clone());
+                assert_eq!(b.len(), n);
+                assert_eq!(bits(&b.to_vec()), bits(&want), "{want:?}");
+                assert_eq!(b.is_sorted(), want.windows(2).all(|w| w[0].0 <= w[1].0));
+                if n == 1 {
+                    assert_eq!(b.heap_bytes(), 0);
+                }
+            }
+        }
+        #[cfg(target_pointer_width = "64")]
+        assert_eq!(std::mem::size_of::<SampleData>(), 88);
+    }
 
     /// Samples kept as read (in time order, one per instant, no 0s before them) are what the
     /// rebuild makes of them; the other cases are rebuilt.
