@@ -734,15 +734,19 @@ fn sorted_union<'a>(
 
 /// Fold the run's scrapes (sorted by endpoint, then time, then file) with their files.
 fn fold_run_scrapes(fold: &mut ScrapeFold, scrapes: Parts<'_, Scrape>, files: &[String]) {
-    let mut sources: BTreeMap<&str, u32> = BTreeMap::new();
+    // A file is its name and its series table (which its scrapes share): two files of one
+    // name (the JS API takes any names) are two sources. Keyed by name alone, the second's
+    // series were taken by the first's table numbers, another series' under each number.
+    let mut sources: BTreeMap<(&str, usize), u32> = BTreeMap::new();
     let mut n = 0usize;
     scrapes.each(|scrape| {
         let file = files.get(n).map_or("", String::as_str);
-        let source = match sources.get(file) {
+        let key = (file, Arc::as_ptr(&scrape.table) as usize);
+        let source = match sources.get(&key) {
             Some(s) => *s,
             None => {
                 let s = fold.source(file);
-                sources.insert(file, s);
+                sources.insert(key, s);
                 s
             }
         };
@@ -824,6 +828,57 @@ mod tests {
             let unique = sorted_unique(sets);
             assert!(unique.windows(2).all(|w| w[0] < w[1]), "{url}");
         }
+    }
+
+    #[test]
+    fn files_of_one_name_are_two_sources() {
+        use crate::read::filter::FamilyFilter;
+        use crate::read::prometheus_text::read_prometheus_text;
+        use crate::read::run::CaptureMeta;
+        let capture = |t: u64, rows: &[(&str, u32)]| {
+            let mut text = String::from("# TYPE vllm:prompt_tokens_total counter\n");
+            for (r, v) in rows {
+                text += &format!("vllm:prompt_tokens_total{{r=\"{r}\"}} {v}\n");
+            }
+            let meta = CaptureMeta {
+                endpoint_url: Some("http://e:8000/metrics".into()),
+                timestamp_ns: Some(t),
+            };
+            read_prometheus_text("c.prom", text.as_bytes(), &meta, &FamilyFilter::all()).unwrap()
+        };
+        let scrapes = vec![
+            capture(1_000, &[("1", 5), ("2", 7)]),
+            capture(2_000, &[("3", 1), ("1", 9)]),
+        ];
+        let series = |names: [&str; 2]| {
+            let mut fold = ScrapeFold::new();
+            let files = names.map(String::from);
+            fold_run_scrapes(&mut fold, Parts::Borrowed(&scrapes), &files);
+            let mut ev = Evidence::default();
+            fold.into_evidence(&mut ev);
+            ev.series.settle();
+            let out: Vec<(String, Vec<(u64, f64)>)> = ev
+                .series
+                .iter()
+                .map(|(k, e)| {
+                    (
+                        k.labels.get("r").unwrap_or("").to_string(),
+                        e.samples.to_vec(),
+                    )
+                })
+                .collect();
+            out
+        };
+        let apart = series(["a/c.prom", "b/c.prom"]);
+        assert_eq!(
+            apart,
+            vec![
+                ("1".to_string(), vec![(1_000, 5.0), (2_000, 9.0)]),
+                ("2".to_string(), vec![(1_000, 7.0)]),
+                ("3".to_string(), vec![(1_000, 0.0), (2_000, 1.0)]),
+            ]
+        );
+        assert_eq!(series(["c.prom", "c.prom"]), apart);
     }
 
     #[test]
