@@ -734,19 +734,19 @@ fn sorted_union<'a>(
 
 /// Fold the run's scrapes (sorted by endpoint, then time, then file) with their files.
 fn fold_run_scrapes(fold: &mut ScrapeFold, scrapes: Parts<'_, Scrape>, files: &[String]) {
-    // A file is its name and its series table (which its scrapes share): two files of one
-    // name (the JS API takes any names) are two sources. Keyed by name alone, the second's
-    // series were taken by the first's table numbers, another series' under each number.
-    let mut sources: BTreeMap<(&str, usize), u32> = BTreeMap::new();
+    // A file is told by its series table, which its scrapes share and no other file's do:
+    // two files of one name (the JS API takes any names) are two sources. Told by name, the
+    // second's series were taken by the first's table numbers, another series' under each.
+    let mut sources = AddressMap::default();
     let mut n = 0usize;
     scrapes.each(|scrape| {
         let file = files.get(n).map_or("", String::as_str);
-        let key = (file, Arc::as_ptr(&scrape.table) as usize);
-        let source = match sources.get(&key) {
+        let table = Arc::as_ptr(&scrape.table) as usize;
+        let source = match sources.get(&table) {
             Some(s) => *s,
             None => {
                 let s = fold.source(file);
-                sources.insert(key, s);
+                sources.insert(table, s);
                 s
             }
         };
