@@ -5,8 +5,8 @@
 //! contradicting evidence and non-finite values are reasons here.
 
 use super::endpoints::present_in;
-use super::evidence::SeriesKey;
 use super::evidence::{Evidence, FamilyMap};
+use super::evidence::{SeriesEvidence, SeriesKey};
 use super::interval::{bound, Bounded, Interval, Method};
 use super::lookup::{of_endpoint, Cursor};
 use super::roles::{is_priced_role, Deployment};
@@ -21,15 +21,17 @@ use std::sync::Arc;
 
 /// One series of an endpoint as one canonical counter sees it: its family's canonical key,
 /// its pool (its labels without the replica labels: shared, no copy made, when it has none)
-/// and its bounds. An endpoint's list is sorted by counter, family and pool, series in their
+/// and its evidence. An endpoint's list is sorted by counter, family and pool, series in their
 /// order within a pool: each run of equal (counter, family, pool) is one pool's replicas.
-/// (One flat list: nested maps made three levels of nodes per endpoint.)
+/// (One flat list: nested maps made three levels of nodes per endpoint.) The bounds are
+/// made where a pool is summed, not held here: with them an entry was 64 bytes in WASM, and
+/// the list of a capture of 200,000 series (12.8 MB) grew a stream's memory past 64 MB.
 pub(super) struct Mapped<'a> {
     pub counter: Counter,
     pub family: Cow<'a, str>,
     pub pool: Arc<Labels>,
     pub key: &'a SeriesKey,
-    pub bounded: Bounded,
+    pub evidence: &'a SeriesEvidence,
 }
 
 /// Per endpoint: each canonical counter's pooled interval and its weakest evidence.
@@ -202,7 +204,6 @@ fn map_series_present<'a>(
 ) -> Vec<Mapped<'a>> {
     let ad = adapter(engine);
     let ev: &'a Evidence = ctx.ev;
-    let at = ctx.series_context(endpoint);
     let series = of_endpoint(&ev.series, endpoint);
     // Mostly one counter a series, if any: room for them at once. Grown by doubling, the
     // vector of an endpoint of 80,000 series was the peak of accounting it (11.5 MB for 7).
@@ -229,7 +230,6 @@ fn map_series_present<'a>(
         if counters.is_empty() {
             continue;
         }
-        let bounded = bound(sev, &at, ctx.policy);
         let pool = labels_without_replicas(&key.labels);
         for counter in counters {
             mapped.push(Mapped {
@@ -237,7 +237,7 @@ fn map_series_present<'a>(
                 family: canon.clone(),
                 pool: Arc::clone(&pool),
                 key,
-                bounded: bounded.clone(),
+                evidence: sev,
             });
         }
     }
@@ -275,6 +275,7 @@ fn endpoint_counters(
     priced: bool,
     reasons: &mut Vec<Reason>,
 ) -> EndpointCounters {
+    let at = ctx.series_context(endpoint);
     let mut out = EndpointCounters {
         hulls: ctx.distrust,
         thinned: ctx.ev.coarsened,
@@ -292,10 +293,10 @@ fn endpoint_counters(
             };
             let keep = alias_check(counter, family, of_family, endpoint, priced, reasons);
             for pool in by_pool(of_family) {
-                let series: Vec<&Bounded> = pool
+                let series: Vec<Bounded> = pool
                     .iter()
                     .filter(|m| *m.key.spelling == *keep)
-                    .map(|m| &m.bounded)
+                    .map(|m| bound(m.evidence, &at, ctx.policy))
                     .collect();
                 let Some(first) = series.first() else {
                     continue;
@@ -322,7 +323,7 @@ fn endpoint_counters(
 
 /// Replicas of one pool should agree; when they do not, one of them is right and the hull
 /// of theirs contains it (the run is refused anyway: `replica_disagreement`).
-fn replica_hull(series: &[&Bounded]) -> Interval {
+fn replica_hull(series: &[Bounded]) -> Interval {
     let lo = series
         .iter()
         .map(|b| b.interval.lo)
@@ -376,7 +377,7 @@ fn alias_check<'p>(
 /// The checks on the replica series of one pool of a priced counter. A restart of the whole
 /// endpoint is reported once by `count`; here only what the series itself shows.
 fn series_checks(
-    series: &[&Bounded],
+    series: &[Bounded],
     endpoint: &str,
     family: &str,
     restarted: bool,

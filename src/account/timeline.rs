@@ -138,8 +138,8 @@ fn summed_series<'a>(
             let keep = of_family.iter().map(|m| &m.key.spelling).min();
             for replicas in by_pool(of_family) {
                 let first = replicas.iter().find(|m| Some(&m.key.spelling) == keep);
-                if let Some(e) = first.and_then(|m| ctx.ev.series.get(m.key)) {
-                    evidence.push(e);
+                if let Some(m) = first {
+                    evidence.push(m.evidence);
                 }
             }
         }
