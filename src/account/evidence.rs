@@ -886,10 +886,11 @@ mod tests {
     }
 
     /// What a many-series run keeps per series: a counter's evidence, a gauge's or
-    /// histogram's two stats, a lean CSV row.
+    /// histogram's two stats, a lean CSV row. (A series' evidence is 56 bytes natively, 32 in
+    /// WASM: its samples are two words, so that a lone sample needs no 88-byte state.)
     #[test]
     fn per_series_evidence_stays_small() {
-        assert_eq!(std::mem::size_of::<SeriesEvidence>(), 48);
+        assert_eq!(std::mem::size_of::<SeriesEvidence>(), 56);
         assert_eq!(std::mem::size_of::<StatPair>(), 16);
         assert_eq!(
             std::mem::size_of::<crate::model::server_metrics::CsvSeries>(),

@@ -35,26 +35,37 @@ pub struct Folded {
 /// (shifted left one bit) or the tag 1 and the value's eight bytes. Lossless for every `f64`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SampleBuf {
-    /// None until the first sample: most series of a many-series CSV export have none, and
-    /// an empty buffer then costs a pointer, not the 56 bytes of its state.
-    data: Option<Box<SampleData>>,
+    held: Held,
 }
 
-/// The state of a [`SampleBuf`] with samples. 88 bytes (a box of 96 with its header): a
-/// capture, or a scrape file of many new series, holds one per series.
+/// What a [`SampleBuf`] holds. Two words: most series of a many-series CSV export have no
+/// samples and pay no more; a capture's series have one sample each, held in a box of 16
+/// bytes, not in the 88 of [`SampleData`] (a capture of 200,000 series held 14.4 MB of them
+/// in WASM).
+#[derive(Debug, Clone, PartialEq, Default)]
+enum Held {
+    #[default]
+    Empty,
+    /// One sample (time, value's bits), its samples not yet final: no `first_carried_ns`.
+    Lone(Box<(u64, u64)>),
+    /// One sample, final, and carried by the series from its own time on: `first_carried_ns`
+    /// is that time. Any other state of one sample (0s before it, carried from elsewhere) is
+    /// held as `Many`.
+    LoneFinal(Box<(u64, u64)>),
+    Many(Box<SampleData>),
+}
+
+/// The state of a [`SampleBuf`] with samples encoded. 88 bytes (a box of 96 with its header).
 #[derive(Debug, Clone, PartialEq)]
 struct SampleData {
-    /// The samples encoded, from the second on: a lone sample is `last_t` and `last_int` (a
-    /// capture's series have one each, and the bytes' own allocation was 32 bytes more).
+    /// The samples encoded.
     bytes: Vec<u8>,
     last_t: u64,
-    /// The last integral value; while a lone sample is not integral, its value's bits.
+    /// The last integral value.
     last_int: i64,
     len: u32,
     /// Every sample came at or after the one before it.
     sorted: bool,
-    /// The lone sample (see `bytes`) is not integral: `last_int` holds its bits.
-    lone_float: bool,
     /// See [`SampleBuf::first_carried_ns`].
     first_carried_ns: Option<u64>,
     /// The 0s before the first sample (see [`SampleBuf::set_leading_zeros`]), not counted in
@@ -121,16 +132,6 @@ fn as_int(v: f64) -> Option<i64> {
     (i as f64 == v && !(v == 0.0 && v.is_sign_negative())).then_some(i)
 }
 
-/// The sample of a [`SampleData`] with exactly one (see [`SampleData::bytes`]).
-fn lone(d: &SampleData) -> (u64, f64) {
-    let v = if d.lone_float {
-        f64::from_bits(d.last_int as u64)
-    } else {
-        d.last_int as f64
-    };
-    (d.last_t, v)
-}
-
 /// Append sample `(t, v)` to `d`'s bytes (see [`SampleBuf`] for the encoding).
 fn encode(d: &mut SampleData, t: u64, v: f64) {
     put_varint(&mut d.bytes, zigzag(t.wrapping_sub(d.last_t) as i64));
@@ -153,51 +154,68 @@ impl SampleBuf {
     }
 
     pub fn push(&mut self, t: u64, v: f64) {
-        let d = self.data.get_or_insert_with(|| {
-            Box::new(SampleData {
-                bytes: Vec::new(),
-                len: 0,
-                last_t: 0,
-                last_int: 0,
-                sorted: true,
-                lone_float: false,
-                first_carried_ns: None,
-                zeros: None,
-            })
-        });
-        if d.len == 0 {
-            d.last_t = t;
-            (d.last_int, d.lone_float) = match as_int(v) {
-                Some(i) => (i, false),
-                None => (v.to_bits() as i64, true),
-            };
-            d.len = 1;
+        if matches!(self.held, Held::Empty) {
+            self.held = Held::Lone(Box::new((t, v.to_bits())));
             return;
         }
-        if t < d.last_t {
-            d.sorted = false;
+        self.encode_lone();
+        if let Held::Many(d) = &mut self.held {
+            if t < d.last_t {
+                d.sorted = false;
+            }
+            encode(d, t, v);
+            // Past 2^32 - 1 samples (tens of GB of them) the count stays there.
+            d.len = d.len.saturating_add(1);
         }
-        if d.len == 1 {
-            // The lone sample is encoded first, as it would have been pushed.
-            let (t0, first) = lone(d);
-            (d.last_t, d.last_int) = (0, 0);
-            encode(d, t0, first);
+    }
+
+    /// Hold a lone sample encoded, as it would have been pushed (any other state stays).
+    fn encode_lone(&mut self) {
+        let (s, first_carried_ns) = match &self.held {
+            Held::Lone(s) => (**s, None),
+            Held::LoneFinal(s) => (**s, Some(s.0)),
+            Held::Empty | Held::Many(_) => return,
+        };
+        let mut d = SampleData {
+            bytes: Vec::new(),
+            last_t: 0,
+            last_int: 0,
+            len: 1,
+            sorted: true,
+            first_carried_ns,
+            zeros: None,
+        };
+        encode(&mut d, s.0, f64::from_bits(s.1));
+        self.held = Held::Many(Box::new(d));
+    }
+
+    /// The lone sample, when there is exactly one held apart.
+    fn lone(&self) -> Option<(u64, f64)> {
+        match &self.held {
+            Held::Lone(s) | Held::LoneFinal(s) => Some((s.0, f64::from_bits(s.1))),
+            Held::Empty | Held::Many(_) => None,
         }
-        encode(d, t, v);
-        // Past 2^32 - 1 samples (tens of GB of them) the count stays there.
-        d.len = d.len.saturating_add(1);
+    }
+
+    fn data(&self) -> Option<&SampleData> {
+        match &self.held {
+            Held::Many(d) => Some(d),
+            _ => None,
+        }
     }
 
     /// Samples held, the leading 0s included.
     pub fn len(&self) -> usize {
-        self.data.as_ref().map_or(0, |d| {
-            d.len as usize + d.zeros.as_ref().map_or(0, |z| z.len)
-        })
+        match &self.held {
+            Held::Empty => 0,
+            Held::Lone(_) | Held::LoneFinal(_) => 1,
+            Held::Many(d) => d.len as usize + d.zeros.as_ref().map_or(0, |z| z.len),
+        }
     }
 
     /// Whether every sample came at or after the one before it.
     pub fn is_sorted(&self) -> bool {
-        self.data.as_ref().is_none_or(|d| d.sorted)
+        self.data().is_none_or(|d| d.sorted)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -213,8 +231,8 @@ impl SampleBuf {
     /// The samples without the leading 0s.
     pub fn carried(&self) -> SampleIter<'_> {
         SampleIter {
-            lone: self.data.as_deref().filter(|d| d.len == 1).map(lone),
-            bytes: self.data.as_ref().map_or(&[], |d| &d.bytes),
+            lone: self.lone(),
+            bytes: self.data().map_or(&[], |d| &d.bytes),
             at: 0,
             t: 0,
             int: 0,
@@ -223,8 +241,7 @@ impl SampleBuf {
 
     /// The times of the leading 0s (see [`Self::set_leading_zeros`]).
     pub fn leading_zero_times(&self) -> &[u64] {
-        self.data
-            .as_ref()
+        self.data()
             .and_then(|d| d.zeros.as_ref())
             .map_or(&[], LeadingZeros::times)
     }
@@ -232,7 +249,7 @@ impl SampleBuf {
     /// The shared array the leading 0s' times are a prefix of (series of one endpoint share
     /// one), when there are any.
     pub fn leading_zeros_source(&self) -> Option<&Arc<[u64]>> {
-        let z = self.data.as_ref()?.zeros.as_ref()?;
+        let z = self.data()?.zeros.as_ref()?;
         (z.len > 0).then_some(&z.times)
     }
 
@@ -278,18 +295,38 @@ impl SampleBuf {
     /// beside the buffer: a many-series CSV export's series have no samples, and 16 bytes each
     /// for it were a tenth of their evidence.
     pub fn first_carried_ns(&self) -> Option<u64> {
-        self.data.as_ref().and_then(|d| d.first_carried_ns)
+        match &self.held {
+            Held::Empty | Held::Lone(_) => None,
+            Held::LoneFinal(s) => Some(s.0),
+            Held::Many(d) => d.first_carried_ns,
+        }
     }
 
     fn set_first_carried_ns(&mut self, t: Option<u64>) {
-        if let Some(d) = &mut self.data {
-            d.first_carried_ns = t;
+        match (std::mem::take(&mut self.held), t) {
+            (Held::Empty, _) => {}
+            (Held::Lone(s) | Held::LoneFinal(s), None) => self.held = Held::Lone(s),
+            (Held::Lone(s) | Held::LoneFinal(s), Some(t)) if t == s.0 => {
+                self.held = Held::LoneFinal(s)
+            }
+            (held, t) => {
+                self.held = held;
+                self.encode_lone();
+                if let Held::Many(d) = &mut self.held {
+                    d.first_carried_ns = t;
+                }
+            }
         }
     }
 
     /// Precede the samples (all later than `times[..len]`) with a 0 at each of `times[..len]`.
     pub(crate) fn set_leading_zeros(&mut self, times: &Arc<[u64]>, len: usize) {
-        if let Some(d) = &mut self.data {
+        let no_zeros_held = self.data().is_none_or(|d| d.zeros.is_none());
+        if matches!(self.held, Held::Empty) || (len == 0 && no_zeros_held) {
+            return;
+        }
+        self.encode_lone();
+        if let Held::Many(d) = &mut self.held {
             d.zeros = (len > 0).then(|| LeadingZeros {
                 times: Arc::clone(times),
                 len: len.min(times.len()),
@@ -299,7 +336,7 @@ impl SampleBuf {
 
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.data.as_ref().map_or(0, |d| d.bytes.capacity())
+        self.data().map_or(0, |d| d.bytes.capacity())
     }
 
     /// Keep about half of the samples, soundly for a cumulative counter: between two kept
@@ -326,7 +363,7 @@ impl SampleBuf {
         let first = self.first_carried_ns();
         *self = out;
         self.set_first_carried_ns(first);
-        if let Some(d) = &mut self.data {
+        if let Held::Many(d) = &mut self.held {
             d.bytes.shrink_to_fit();
         }
         dropped
@@ -375,7 +412,7 @@ impl From<Vec<(u64, f64)>> for SampleBuf {
 
 /// Decoder of a [`SampleBuf`]'s samples after its leading 0s.
 pub struct SampleIter<'a> {
-    /// A lone sample, not encoded (see [`SampleData::bytes`]).
+    /// A lone sample, not encoded (see [`Held::Lone`]).
     lone: Option<(u64, f64)>,
     bytes: &'a [u8],
     at: usize,
@@ -1414,6 +1451,10 @@ mod tests {
         }
         #[cfg(target_pointer_width = "64")]
         assert_eq!(std::mem::size_of::<SampleData>(), 88);
+        assert_eq!(
+            std::mem::size_of::<SampleBuf>(),
+            2 * std::mem::size_of::<usize>()
+        );
     }
 
     /// Samples kept as read (in time order, one per instant, no 0s before them) are what the
