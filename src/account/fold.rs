@@ -989,7 +989,12 @@ impl ScrapeFold {
             // In rank order, which is the sets' order: taken as they are.
             ev.note_label_sets(&e.url, LabelSets::of(mine), &mut last_sets);
         }
-        let order = ranked.into_iter().map(|(_, at)| at).collect();
+        // What ranked the keys is done with before the merge makes the series table (the
+        // table's peak): 5.6 MB natively on a capture of 200,000 series, and the order a
+        // vector of its own (collected in place, it kept the ranks' four times larger one).
+        drop((sets, ranks, canonical));
+        let order: Vec<u32> = ranked.iter().map(|(_, at)| *at).collect();
+        drop(ranked);
         merge_intakes(ev, (intakes, &parts), order, coarsened);
         finish_all_samples(ev, &mut endpoints);
         for e in &mut endpoints {
