@@ -19,19 +19,34 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-/// One series of an endpoint as one canonical counter sees it: its family's canonical key,
-/// its pool (its labels without the replica labels: shared, no copy made, when it has none)
+/// One series of an endpoint as one canonical counter sees it: its family (the rank of its
+/// canonical key among the endpoint's, see [`MappedSeries::families`]), its pool (its labels without the replica labels: shared, no copy made, when it has none)
 /// and its evidence. An endpoint's list is sorted by counter, family and pool, series in their
 /// order within a pool: each run of equal (counter, family, pool) is one pool's replicas.
 /// (One flat list: nested maps made three levels of nodes per endpoint.) The bounds are
 /// made where a pool is summed, not held here: with them an entry was 64 bytes in WASM, and
-/// the list of a capture of 200,000 series (12.8 MB) grew a stream's memory past 64 MB.
+/// the list of a capture of 200,000 series (12.8 MB) grew a stream's memory past 64 MB. (The
+/// family by rank, not by name: 20 bytes an entry in WASM, 32 natively, and no copy of a name
+/// per series.)
 pub(super) struct Mapped<'a> {
     pub counter: Counter,
-    pub family: Cow<'a, str>,
+    pub family: u32,
     pub pool: Arc<Labels>,
     pub key: &'a SeriesKey,
     pub evidence: &'a SeriesEvidence,
+}
+
+/// An endpoint's mapped series, sorted (see [`Mapped`]), and their families' canonical keys.
+pub(super) struct MappedSeries<'a> {
+    pub list: Vec<Mapped<'a>>,
+    /// The canonical keys in order, each once: a [`Mapped::family`] is a place here.
+    pub families: Vec<Cow<'a, str>>,
+}
+
+impl MappedSeries<'_> {
+    pub fn family(&self, m: &Mapped<'_>) -> &str {
+        self.families.get(m.family as usize).map_or("", |f| f)
+    }
 }
 
 /// Per endpoint: each canonical counter's pooled interval and its weakest evidence.
@@ -188,7 +203,7 @@ fn agree(a: &Bounded, b: &Bounded) -> bool {
 }
 
 /// Map and bound the series of one endpoint (see [`Mapped`]).
-pub(super) fn map_series<'a>(ctx: &Ctx<'a>, endpoint: &str, engine: Engine) -> Vec<Mapped<'a>> {
+pub(super) fn map_series<'a>(ctx: &Ctx<'a>, endpoint: &str, engine: Engine) -> MappedSeries<'a> {
     let families = ctx.ev.families.get(endpoint).map(|f| &**f);
     let present = present_in(ctx.ev, endpoint, families, engine);
     map_series_present(ctx, endpoint, engine, families, &present)
@@ -201,7 +216,7 @@ fn map_series_present<'a>(
     engine: Engine,
     families: Option<&FamilyMap>,
     present: &Present<'_>,
-) -> Vec<Mapped<'a>> {
+) -> MappedSeries<'a> {
     let ad = adapter(engine);
     let ev: &'a Evidence = ctx.ev;
     let series = of_endpoint(&ev.series, endpoint);
@@ -213,6 +228,8 @@ fn map_series_present<'a>(
     let mut canon: Cow<'a, str> = Cow::Borrowed("");
     let mut metric_type = None;
     let mut canon_of: Option<&Arc<str>> = None;
+    // Each run's canonical key; a series' `family` is its run's place here until ranked.
+    let mut runs: Vec<Cow<'a, str>> = Vec::new();
     for (key, sev) in series {
         if !canon_of.is_some_and(|s| Arc::ptr_eq(s, &key.spelling)) {
             canon = ev.series.canonical(&key.spelling);
@@ -220,6 +237,7 @@ fn map_series_present<'a>(
                 .and_then(|f| f.get(&*canon))
                 .and_then(|i| i.metric_type);
             canon_of = Some(&key.spelling);
+            runs.push(canon.clone());
         }
         let view = FamilyView {
             key: &canon,
@@ -234,18 +252,46 @@ fn map_series_present<'a>(
         for counter in counters {
             mapped.push(Mapped {
                 counter,
-                family: canon.clone(),
+                family: u32::try_from(runs.len().saturating_sub(1)).unwrap_or(u32::MAX),
                 pool: Arc::clone(&pool),
                 key,
                 evidence: sev,
             });
         }
     }
+    let (families, rank_of_run) = ranked(runs);
+    for m in &mut mapped {
+        m.family = rank_of_run
+            .get(m.family as usize)
+            .copied()
+            .unwrap_or(m.family);
+    }
     // Stable: a pool's replicas stay in series order.
     crate::sort::sort_by(&mut mapped, |a, b| {
-        (a.counter, &a.family, &a.pool).cmp(&(b.counter, &b.family, &b.pool))
+        (a.counter, a.family, &a.pool).cmp(&(b.counter, b.family, &b.pool))
     });
-    mapped
+    MappedSeries {
+        list: mapped,
+        families,
+    }
+}
+
+/// The distinct `names` in order, and each name's place among them (equal names, one place).
+fn ranked<'a>(names: Vec<Cow<'a, str>>) -> (Vec<Cow<'a, str>>, Vec<u32>) {
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    crate::sort::sort_by(&mut order, |a, b| names.get(*a).cmp(&names.get(*b)));
+    let mut rank = vec![0; names.len()];
+    let mut distinct: Vec<Cow<'a, str>> = Vec::new();
+    for i in order {
+        let Some(name) = names.get(i) else { continue };
+        if distinct.last() != Some(name) {
+            distinct.push(name.clone());
+        }
+        if let Some(r) = rank.get_mut(i) {
+            *r = u32::try_from(distinct.len().saturating_sub(1)).unwrap_or(u32::MAX);
+        }
+    }
+    (distinct, rank)
 }
 
 /// The runs of `mapped` (sorted as [`Mapped`] says) with one counter.
@@ -271,7 +317,7 @@ pub(super) fn by_pool<'m, 'a>(series: &'m [Mapped<'a>]) -> impl Iterator<Item = 
 fn endpoint_counters(
     ctx: &Ctx<'_>,
     endpoint: &str,
-    mapped: &[Mapped<'_>],
+    mapped: &MappedSeries<'_>,
     priced: bool,
     reasons: &mut Vec<Reason>,
 ) -> EndpointCounters {
@@ -281,14 +327,14 @@ fn endpoint_counters(
         thinned: ctx.ev.coarsened,
         ..EndpointCounters::default()
     };
-    for of_counter in by_counter(mapped) {
+    for of_counter in by_counter(&mapped.list) {
         let Some(counter) = of_counter.first().map(|m| m.counter) else {
             continue;
         };
         let mut total: Option<Interval> = None;
         let mut weakest = Method::PhaseTotal;
         for of_family in by_family(of_counter) {
-            let Some(family) = of_family.first().map(|m| &*m.family) else {
+            let Some(family) = of_family.first().map(|m| mapped.family(m)) else {
                 continue;
             };
             let keep = alias_check(counter, family, of_family, endpoint, priced, reasons);

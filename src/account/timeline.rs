@@ -129,7 +129,7 @@ fn summed_series<'a>(
 ) -> Vec<(Counter, Vec<&'a SeriesEvidence>)> {
     let mapped = map_series(ctx, url, engine);
     let mut out = Vec::new();
-    for of_counter in by_counter(&mapped) {
+    for of_counter in by_counter(&mapped.list) {
         let Some(counter) = of_counter.first().map(|m| m.counter) else {
             continue;
         };
