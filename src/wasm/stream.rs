@@ -9,7 +9,9 @@
 //! (`evidence_coarsened`), and fails the file being read with `INPUT_TOO_LARGE` once the heap
 //! in use passes the budget all the same, before the instance (4 GiB at most) could run out
 //! and trap. The accounting step after the last byte is held to the same budget: its heap
-//! high-water mark is measured, and past the budget the answer is `INPUT_TOO_LARGE`. The
+//! high-water mark is measured, and past the budget the answer is `INPUT_TOO_LARGE` (after
+//! the step ran: linear memory has grown by then; a budget per allocation would need every
+//! stage to stop midway). The
 //! whole-buffer calls read through the same reader with a budget of their own
 //! (`super::files`).
 
