@@ -111,9 +111,9 @@ export interface StreamFile {
 /**
  * `accountRun`'s options, plus the memory the stream may use: `memory_budget`, bytes of the
  * module's heap in use while reading (default 50331648, 48 MiB: linear memory stays within
- * 64 MiB). Past it the file being read fails with `INPUT_TOO_LARGE`, never a trap. The
- * accounting after the last byte is held to it when it has run (its heap's high-water mark):
- * a run refused then has already grown linear memory past the budget.
+ * 64 MiB). Past it the file being read fails with `INPUT_TOO_LARGE`, never a trap; so does
+ * the accounting after the last byte (`file` `"accounting"`) when a table of the run's series
+ * would pass it, before the table is made.
  */
 export type AccountStreamOptions = AccountOptions & { memory_budget?: number };
 

@@ -124,6 +124,24 @@ test("INPUT_TOO_LARGE past a stream's memory budget; the instance stays usable",
   assert.deepStrictEqual(await accountStream(files.map((f) => ({ name: f.name, stream: streamOf(f.bytes, 65536) }))), want);
 });
 
+test("a run whose evidence fits but whose accounting would not is refused before its tables are made", async () => {
+  // A capture of 50,000 series (4.2 MB): read within 6 MiB of heap, but the accounting's
+  // tables of its series would pass that, so it is refused (admitted before made, not measured
+  // after); with 10 MiB and the default budget it is accounted as accountRun accounts it.
+  const lines = ["# TYPE vllm:prefix_cache_queries counter"];
+  for (let i = 0; i < 50000; i++) lines.push(`vllm:prefix_cache_queries_total{engine="${i}",model_name="m"} ${i}.0 1781634703000`);
+  const bytes = new TextEncoder().encode(lines.join("\n") + "\n");
+  const file = () => [{ name: "capture.prom", stream: streamOf(bytes, 1 << 20) }];
+  const err = await accountStream(file(), { memory_budget: 6 << 20 }).catch((e) => e);
+  assert.ok(err instanceof KvledgerError, String(err));
+  assert.equal(err.code, "INPUT_TOO_LARGE", err.message);
+  assert.equal(err.file, "accounting");
+  assert.match(err.message, /a table of its series would pass it/);
+  const want = accountRun([{ name: "capture.prom", bytes }]);
+  assert.deepStrictEqual(await accountStream(file(), { memory_budget: 10 << 20 }), want);
+  assert.deepStrictEqual(await accountStream(file()), want);
+});
+
 test("a whole-buffer call streams every file from JavaScript: 4 GiB of input is not copied in; usable after", () => {
   // 4 GiB of input (one 1 GiB buffer of zeros, given four times), more than an instance can
   // hold: each file is read a chunk at a time, so the call fails on the first one's first

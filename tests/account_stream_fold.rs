@@ -8,6 +8,7 @@
 
 mod common;
 
+use kvledger::account::admission::{self, HeapLimit};
 use kvledger::account::{account_run, account_run_folded, families_read, Policy};
 use kvledger::read::discover::group_runs;
 use kvledger::read::run::{MemoryBudget, RunReader};
@@ -261,4 +262,87 @@ fn a_taken_family_of_many_series_accounts_as_borrowed() {
     assert!(want.starts_with('{'), "{want}");
     let got = whole_folded(&files);
     assert!(got == want, "taken:\n{got}\nborrowed:\n{want}");
+}
+
+/// No heap in use: admission is decided by the tables' sizes alone.
+fn nothing_in_use() -> u64 {
+    0
+}
+
+/// The same files folded, then accounted under a heap limit (what a stream's budget does after
+/// the last byte, `admission`): `None` when a table of series was refused.
+fn under_limit(files: &Files, limit: u64) -> Option<String> {
+    let inputs = inputs(files);
+    let (run, fold) = read_run_folded(&inputs, &options()).expect("read");
+    let limit = HeapLimit {
+        limit,
+        in_use: nothing_in_use,
+    };
+    admission::under(limit, || account_run_folded(run, fold, &Policy::default()))
+        .map(|a| serde_json::to_string(&a).expect("json"))
+}
+
+/// Under a heap limit the accounting's tables of series are admitted before they are made: a
+/// limit some table passes refuses the run (never an answer from evidence cut short), and a
+/// limit every table fits changes nothing. Limits from 1 KB to 64 MB, on a capture of many
+/// series (its fold, the evidence's table, an endpoint's mapped series) and on generated runs
+/// with a JSON export, a CSV export and scrape JSONL.
+#[test]
+fn tables_past_a_heap_limit_refuse_the_run_and_a_limit_they_fit_changes_nothing() {
+    let mut capture = String::from("# TYPE vllm:prefix_cache_queries counter\n");
+    for i in 0..20_000 {
+        capture += &format!(
+            "vllm:prefix_cache_queries_total{{engine=\"{i}\",model_name=\"m\"}} {i}.0 1781634703000\n"
+        );
+    }
+    let mut runs: Vec<(String, Files)> = vec![(
+        "capture".to_string(),
+        vec![("capture.prom".to_string(), capture.into_bytes())],
+    )];
+    let tmp = std::env::temp_dir().join(format!("kvledger-admission-{}", std::process::id()));
+    for (n, (json, csv)) in [(true, false), (false, true)].into_iter().enumerate() {
+        let spec = SynthSpec {
+            topology: Topology {
+                agg: 0,
+                prefill: 8,
+                decode: 8,
+            },
+            jsonl: true,
+            json,
+            csv,
+            seed: 3 + n as u64,
+            ..SynthSpec::default()
+        };
+        let dir = tmp.join(format!("run{n}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        generate(&spec, &dir).expect("generate");
+        runs.push((format!("json {json} csv {csv}"), common::run_files(&dir)));
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    for (what, files) in &runs {
+        let want = whole(files);
+        let (mut refused, mut accounted) = (0, 0);
+        let mut limit = 1 << 10;
+        while limit <= 64 << 20 {
+            match under_limit(files, limit) {
+                None => {
+                    assert_eq!(
+                        accounted, 0,
+                        "{what}: refused at {limit}, after a smaller limit"
+                    );
+                    refused += 1;
+                }
+                Some(got) => {
+                    assert!(got == want, "{what}, limit {limit}: differs");
+                    accounted += 1;
+                }
+            }
+            limit *= 2;
+        }
+        // The smallest limit refuses, the largest accounts; once accounted, a larger limit too.
+        assert!(
+            refused > 0 && accounted > 0,
+            "{what}: {refused} refused, {accounted} accounted"
+        );
+    }
 }

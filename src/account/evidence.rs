@@ -500,10 +500,17 @@ impl Evidence {
             let families = families.filter(|f| f.metric_type == t);
             families.map(|f| f.series.len() + f.lean_series.len()).sum()
         };
-        self.series.reserve(of_type(MetricType::Counter));
-        self.gauges
-            .reserve(of_type(MetricType::Gauge) + of_type(MetricType::Unknown));
-        self.histograms.reserve(of_type(MetricType::Histogram));
+        let (counters, gauges) = (
+            of_type(MetricType::Counter),
+            of_type(MetricType::Gauge) + of_type(MetricType::Unknown),
+        );
+        let histograms = of_type(MetricType::Histogram);
+        if !admit_tables(counters, gauges + histograms) {
+            return;
+        }
+        self.series.reserve(counters);
+        self.gauges.reserve(gauges);
+        self.histograms.reserve(histograms);
         let mut sets = GatheredSets::default();
         let ExportFamilies { metrics, warmup } = families;
         metrics.each_series(|f, s| self.add_export_series(f, s, false, phase_scoped, &mut sets));
@@ -704,6 +711,16 @@ fn sorted_union<'a, T: Ord + ?Sized + 'a>(
     }
 }
 
+/// Whether the evidence's tables may take `series` counters and `stats` gauges or histograms
+/// more (see [`super::admission`]).
+fn admit_tables(series: usize, stats: usize) -> bool {
+    super::admission::admit(
+        series
+            .saturating_mul(std::mem::size_of::<(SeriesKey, SeriesEvidence)>())
+            .saturating_add(stats.saturating_mul(std::mem::size_of::<(SeriesKey, StatPair)>())),
+    )
+}
+
 /// Fold the run's scrapes (sorted by endpoint, then time, then file) with their files.
 fn fold_run_scrapes(fold: &mut ScrapeFold, scrapes: Parts<'_, Scrape>, files: &[String]) {
     // A file is told by its series table, which its scrapes share and no other file's do:
@@ -712,6 +729,9 @@ fn fold_run_scrapes(fold: &mut ScrapeFold, scrapes: Parts<'_, Scrape>, files: &[
     let mut sources = AddressMap::default();
     let mut n = 0usize;
     scrapes.each(|scrape| {
+        if !fold.admit(scrape) {
+            return;
+        }
         let file = files.get(n).map_or("", String::as_str);
         let table = Arc::as_ptr(&scrape.table) as usize;
         let source = match sources.get(&table) {

@@ -715,6 +715,14 @@ impl ScrapeFold {
     /// described by `table` (the scrape's own table, or its reader's while it is still read).
     /// Every scrape of one source is numbered by one table (which may grow): its series'
     /// intakes are found by their numbers.
+    /// Whether `scrape` may be taken under the accounting's heap limit
+    /// ([`super::admission`]): each of its samples may be a new series' intake, its lone
+    /// sample's box and its ids.
+    pub fn admit(&self, scrape: &Scrape) -> bool {
+        let per_series = std::mem::size_of::<Intake>() + std::mem::size_of::<(u64, u64)>() + 8;
+        super::admission::admit(scrape.samples.len().saturating_mul(per_series))
+    }
+
     pub fn take(&mut self, source: u32, seq: u64, scrape: &Scrape, table: &SeriesTable) {
         let ep = self.endpoint_id(&scrape.endpoint_url);
         let Some(endpoint) = self.endpoints.get_mut(ep) else {
@@ -954,6 +962,13 @@ impl ScrapeFold {
         // The lookups of scrapes are done with: their memory goes before the merge needs more
         // (unbound fields would be dropped only at the end).
         drop((endpoint_ids, by_key, shared_parts, spelling_ids));
+        // The keys' ranks and order, then the series' table ([`super::admission`]).
+        let per_intake = std::mem::size_of::<([u32; 3], u32)>()
+            + std::mem::size_of::<u32>()
+            + std::mem::size_of::<(SeriesKey, SeriesEvidence)>();
+        if !super::admission::admit(intakes.len().saturating_mul(per_intake)) {
+            return;
+        }
         ev.coarsened |= coarsened;
         let mut parts = KeyParts::of(&endpoints, spellings, first_seen_order(interned));
         parts.share_labels(ev);

@@ -220,6 +220,14 @@ fn map_series_present<'a>(
     let ad = adapter(engine);
     let ev: &'a Evidence = ctx.ev;
     let series = of_endpoint(&ev.series, endpoint);
+    // The list and its sort's two index vectors ([`super::admission`]).
+    let per_series = std::mem::size_of::<Mapped<'_>>() + 2 * std::mem::size_of::<usize>();
+    if !super::admission::admit(series.size_hint().0.saturating_mul(per_series)) {
+        return MappedSeries {
+            list: Vec::new(),
+            families: Vec::new(),
+        };
+    }
     // Mostly one counter a series, if any: room for them at once. Grown by doubling, the
     // vector of an endpoint of 80,000 series was the peak of accounting it (11.5 MB for 7).
     let mut mapped = Vec::with_capacity(series.size_hint().0);

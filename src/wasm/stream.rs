@@ -8,14 +8,15 @@
 //! the scrapes), thins that evidence soundly past three quarters of the stream's memory budget
 //! (`evidence_coarsened`), and fails the file being read with `INPUT_TOO_LARGE` once the heap
 //! in use passes the budget all the same, before the instance (4 GiB at most) could run out
-//! and trap. The accounting step after the last byte is held to the same budget: its heap
-//! high-water mark is measured, and past the budget the answer is `INPUT_TOO_LARGE` (after
-//! the step ran: linear memory has grown by then; a budget per allocation would need every
-//! stage to stop midway). The
+//! and trap. The accounting step after the last byte is held to the same budget: its tables
+//! of series are admitted before they are made (`crate::account::admission`: one that would
+//! pass the budget refuses the run with `INPUT_TOO_LARGE` before it grows memory), and its
+//! heap's high-water mark is measured after it all the same. The
 //! whole-buffer calls read through the same reader with a budget of their own
 //! (`super::files`).
 
 use super::{options_arg, reply};
+use crate::account::admission::{self, HeapLimit};
 use crate::account::{
     account_run_detailed_folded, account_run_folded, families_read, fold::Folded, Policy,
 };
@@ -267,17 +268,23 @@ impl AccountStream {
         };
         let (run, fold) = reader.finish_folded()?;
         reset_high_water();
-        let result = how(run, fold, &policy);
+        let limit = HeapLimit {
+            limit: budget,
+            in_use: heap_in_use,
+        };
+        let refused = |detail: String| {
+            ReadError::whole(ErrorCode::InputTooLarge, "accounting", detail).into()
+        };
+        let Some(result) = admission::under(limit, || how(run, fold, &policy)) else {
+            return Err(refused(format!(
+                "accounting the run needs more heap than the budget of {budget} bytes: a table of its series would pass it"
+            )));
+        };
         let high = heap_high_water();
         if high > budget {
-            return Err(ReadError::whole(
-                ErrorCode::InputTooLarge,
-                "accounting",
-                format!(
-                    "accounting the run needed {high} bytes of heap, more than the budget of {budget} bytes"
-                ),
-            )
-            .into());
+            return Err(refused(format!(
+                "accounting the run needed {high} bytes of heap, more than the budget of {budget} bytes"
+            )));
         }
         Ok(result)
     }

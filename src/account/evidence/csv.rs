@@ -58,6 +58,9 @@ impl Evidence {
                 _ => {}
             }
         }
+        if !super::admit_tables(n_counters, series.len() - n_counters) {
+            return;
+        }
         let mut counters = Vec::with_capacity(n_counters);
         let mut gauges = Vec::with_capacity(series.len() - n_counters - n_histograms);
         let mut histograms = Vec::with_capacity(n_histograms);
