@@ -404,14 +404,14 @@ function makeStreaming(glue, usable, answer) {
       },
       finish() {
         try {
-          return use((r) => r.finish());
+          return use((r) => joined(r.finish()));
         } finally {
           this.free();
         }
       },
       finishDetailed() {
         try {
-          return use((r) => r.finishDetailed());
+          return use((r) => joined(r.finishDetailed()));
         } finally {
           this.free();
         }
@@ -421,6 +421,18 @@ function makeStreaming(glue, usable, answer) {
         raw = undefined;
       },
     };
+  }
+
+  /**
+   * A stream's reply: the raw class hands it over as it is written, in `Uint8Array`s of its
+   * UTF-8 text (a piece may end inside a character), so that a large one is never whole in
+   * the module's linear memory.
+   */
+  function joined(pieces) {
+    const decoder = new TextDecoder();
+    let text = "";
+    for (const piece of pieces) text += decoder.decode(piece, { stream: true });
+    return text + decoder.decode();
   }
 
   /** The low-level push API (see the d.ts). */
@@ -564,6 +576,18 @@ function makeValidation(glue, usable, answer) {
         raw = undefined;
       },
     };
+  }
+
+  /**
+   * A stream's reply: the raw class hands it over as it is written, in `Uint8Array`s of its
+   * UTF-8 text (a piece may end inside a character), so that a large one is never whole in
+   * the module's linear memory.
+   */
+  function joined(pieces) {
+    const decoder = new TextDecoder();
+    let text = "";
+    for (const piece of pieces) text += decoder.decode(piece, { stream: true });
+    return text + decoder.decode();
   }
 
   /** The low-level push API (see the d.ts). */

@@ -5,7 +5,9 @@
 //! doubling, a many-endpoint run's 16.5 MB result took a 12.6 MB and then a 25.2 MB block,
 //! both beside each other at the growth, the last a third unused: in linear memory, which
 //! never shrinks, the call's high-water mark was that growth (91 MB for a 99 MB CSV). Pieces
-//! of a megabyte fit where accounting freed memory; the joined text is one exact block.
+//! of a megabyte fit where accounting freed memory; the joined text is one exact block. The
+//! streaming API hands its reply to JavaScript piece by piece instead ([`json_handed_off`]):
+//! a stream holds to a memory budget, and the joined block did not.
 
 use serde::Serialize;
 use std::io;
@@ -23,32 +25,59 @@ pub fn json_between<T: Serialize + ?Sized>(
     Ok(out.into_vec())
 }
 
+/// `value`'s JSON text between `open` and `close`, handed to `sink` a piece of one to two
+/// [`CHUNK`]s at a time (the first piece's room, kept for the next) as it is written, never
+/// held whole (the streaming API's reply:
+/// see `crate::wasm::stream`). A piece may end inside a character.
+pub fn json_handed_off<T: Serialize + ?Sized>(
+    open: &[u8],
+    value: &T,
+    close: &[u8],
+    sink: &mut dyn FnMut(&[u8]),
+) -> serde_json::Result<()> {
+    let mut out = ChunkedBuf::new(open);
+    out.sink = Some(sink);
+    serde_json::to_writer(&mut out, value)?;
+    out.append(close);
+    if let Some(sink) = out.sink.take() {
+        sink(&out.cur);
+    }
+    Ok(())
+}
+
 /// The size of every piece but the first, which grows as a `Vec` does up to it (a small
 /// result stays one small allocation, returned as it is).
 pub const CHUNK: usize = 1 << 20;
 
 /// See the module documentation.
-#[derive(Debug, Default)]
-pub struct ChunkedBuf {
+#[derive(Default)]
+pub struct ChunkedBuf<'s> {
     /// The full pieces, in order.
     done: Vec<Vec<u8>>,
     /// The piece being written.
     cur: Vec<u8>,
+    /// Where each full piece goes instead of `done`, when set (see [`json_handed_off`]): the
+    /// piece's buffer is then reused.
+    sink: Option<Sink<'s>>,
 }
 
-impl ChunkedBuf {
+/// Where a [`ChunkedBuf`]'s full pieces go.
+type Sink<'s> = &'s mut dyn FnMut(&[u8]);
+
+impl ChunkedBuf<'_> {
     /// A buffer that starts with `start`.
     pub fn new(start: &[u8]) -> Self {
         ChunkedBuf {
             done: Vec::new(),
             cur: start.to_vec(),
+            sink: None,
         }
     }
 
     /// Every byte written, in one vector of exactly their length (the pieces are freed as
     /// they are copied into it).
     pub fn into_vec(self) -> Vec<u8> {
-        let ChunkedBuf { done, cur } = self;
+        let ChunkedBuf { done, cur, .. } = self;
         if done.is_empty() {
             return cur;
         }
@@ -86,8 +115,13 @@ impl ChunkedBuf {
     fn append_grown(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             if self.cur.len() >= CHUNK {
-                let full = std::mem::replace(&mut self.cur, Vec::with_capacity(CHUNK));
-                self.done.push(full);
+                if let Some(sink) = &mut self.sink {
+                    sink(&self.cur);
+                    self.cur.clear();
+                } else {
+                    let full = std::mem::replace(&mut self.cur, Vec::with_capacity(CHUNK));
+                    self.done.push(full);
+                }
             }
             let room = CHUNK - self.cur.len();
             let (now, later) = bytes.split_at(room.min(bytes.len()));
@@ -97,7 +131,7 @@ impl ChunkedBuf {
     }
 }
 
-impl io::Write for ChunkedBuf {
+impl io::Write for ChunkedBuf<'_> {
     #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.append(buf);
@@ -154,6 +188,29 @@ mod tests {
         let json = json_between(b"{\"ok\":", &["a\"b", "c"], b"}").unwrap();
         assert_eq!(json, br#"{"ok":["a\"b","c"]}"#);
         assert_eq!(json_between(b"", "k", b"").unwrap(), br#""k""#);
+    }
+
+    /// Handed off in pieces of one to two chunks (the last one shorter), some ending inside a
+    /// character, which together are the text `json_between` writes.
+    #[test]
+    fn handed_off_pieces_are_the_text_in_order() {
+        // One string of four-byte characters after the seven bytes `{"ok":"`: the first
+        // piece (a chunk) ends inside one.
+        let value = "😀".repeat(1_000_000);
+        let mut pieces: Vec<Vec<u8>> = Vec::new();
+        let written = json_handed_off(b"{\"ok\":", &value, b"}", &mut |p: &[u8]| {
+            pieces.push(p.to_vec())
+        });
+        assert!(written.is_ok());
+        let want = json_between(b"{\"ok\":", &value, b"}");
+        assert!(want.as_ref().is_ok_and(|w| *w == pieces.concat()));
+        assert!(pieces.len() > 1);
+        let (last, full) = pieces.split_last().unwrap_or((&pieces[0], &[]));
+        assert!(full
+            .iter()
+            .all(|p| p.len() >= CHUNK && p.len() <= 2 * CHUNK));
+        assert!(last.len() <= 2 * CHUNK);
+        assert!(pieces.iter().any(|p| std::str::from_utf8(p).is_err()));
     }
 
     #[test]

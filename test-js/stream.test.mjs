@@ -142,6 +142,19 @@ test("a run whose evidence fits but whose accounting would not is refused before
   assert.deepStrictEqual(await accountStream(file()), want);
 });
 
+test("a reply of megabytes comes out of the stream in pieces, the same as accountRun's", async () => {
+  // 6,000 endpoints: a reply of about 3 MB, handed over a megabyte at a time.
+  const rows = ["# AIPerf Server Metrics Export (CSV)", "#", "Endpoint,Type,Metric,Unit,avg,min,max,std,p1,p5,p10,p25,p50,p75,p90,p95,p99,engine,model_name,Description"];
+  for (let i = 0; i < 6000; i++) {
+    rows.push(`10.0.${i >> 8}.${i & 255}:8000,gauge,vllm:kv_cache_usage_perc,,0.5,0.5,0.5,0.0,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0,m,d`);
+  }
+  const bytes = new TextEncoder().encode(rows.join("\n") + "\n");
+  const want = accountRun([{ name: "server_metrics_export.csv", bytes }]);
+  assert.ok(JSON.stringify(want).length > 2 * 2 ** 20, `${JSON.stringify(want).length} B`);
+  const got = await accountStream([{ name: "server_metrics_export.csv", stream: streamOf(bytes, 65536) }]);
+  assert.deepStrictEqual(got, want);
+});
+
 test("a whole-buffer call streams every file from JavaScript: 4 GiB of input is not copied in; usable after", () => {
   // 4 GiB of input (one 1 GiB buffer of zeros, given four times), more than an instance can
   // hold: each file is read a chunk at a time, so the call fails on the first one's first
