@@ -132,6 +132,16 @@ fn as_int(v: f64) -> Option<i64> {
     (i as f64 == v && !(v == 0.0 && v.is_sign_negative())).then_some(i)
 }
 
+/// Push sample `(t, v)` after `d`'s samples.
+fn push_encoded(d: &mut SampleData, t: u64, v: f64) {
+    if t < d.last_t {
+        d.sorted = false;
+    }
+    encode(d, t, v);
+    // Past 2^32 - 1 samples (tens of GB of them) the count stays there.
+    d.len = d.len.saturating_add(1);
+}
+
 /// Append sample `(t, v)` to `d`'s bytes (see [`SampleBuf`] for the encoding).
 fn encode(d: &mut SampleData, t: u64, v: f64) {
     put_varint(&mut d.bytes, zigzag(t.wrapping_sub(d.last_t) as i64));
@@ -154,18 +164,19 @@ impl SampleBuf {
     }
 
     pub fn push(&mut self, t: u64, v: f64) {
+        // Most pushes come to a series with samples encoded already: that case first, with
+        // no other step (the general order cost a scrape fold 4 % more instructions).
+        if let Held::Many(d) = &mut self.held {
+            push_encoded(d, t, v);
+            return;
+        }
         if matches!(self.held, Held::Empty) {
             self.held = Held::Lone(Box::new((t, v.to_bits())));
             return;
         }
         self.encode_lone();
         if let Held::Many(d) = &mut self.held {
-            if t < d.last_t {
-                d.sorted = false;
-            }
-            encode(d, t, v);
-            // Past 2^32 - 1 samples (tens of GB of them) the count stays there.
-            d.len = d.len.saturating_add(1);
+            push_encoded(d, t, v);
         }
     }
 
