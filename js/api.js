@@ -578,18 +578,6 @@ function makeValidation(glue, usable, answer) {
     };
   }
 
-  /**
-   * A stream's reply: the raw class hands it over as it is written, in `Uint8Array`s of its
-   * UTF-8 text (a piece may end inside a character), so that a large one is never whole in
-   * the module's linear memory.
-   */
-  function joined(pieces) {
-    const decoder = new TextDecoder();
-    let text = "";
-    for (const piece of pieces) text += decoder.decode(piece, { stream: true });
-    return text + decoder.decode();
-  }
-
   /** The low-level push API (see the d.ts). */
   class UploadValidator {
     #v;

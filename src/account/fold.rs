@@ -722,10 +722,6 @@ impl ScrapeFold {
         Some(at as usize)
     }
 
-    /// Take in one scrape of file `source` (its `seq`-th in the file), its series and families
-    /// described by `table` (the scrape's own table, or its reader's while it is still read).
-    /// Every scrape of one source is numbered by one table (which may grow): its series'
-    /// intakes are found by their numbers.
     /// Whether `scrape` may be taken under the accounting's heap limit
     /// ([`super::admission`]): each of its samples may be a new series' intake, its lone
     /// sample's box and its ids.
@@ -734,6 +730,10 @@ impl ScrapeFold {
         super::admission::admit(scrape.samples.len().saturating_mul(per_series))
     }
 
+    /// Take in one scrape of file `source` (its `seq`-th in the file), its series and families
+    /// described by `table` (the scrape's own table, or its reader's while it is still read).
+    /// Every scrape of one source is numbered by one table (which may grow): its series'
+    /// intakes are found by their numbers.
     pub fn take(&mut self, source: u32, seq: u64, scrape: &Scrape, table: &SeriesTable) {
         let ep = self.endpoint_id(&scrape.endpoint_url);
         let Some(endpoint) = self.endpoints.get_mut(ep) else {

@@ -20,14 +20,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// One series of an endpoint as one canonical counter sees it: its family (the rank of its
-/// canonical key among the endpoint's, see [`MappedSeries::families`]), its pool (its labels without the replica labels: shared, no copy made, when it has none)
-/// and its evidence. An endpoint's list is sorted by counter, family and pool, series in their
-/// order within a pool: each run of equal (counter, family, pool) is one pool's replicas.
-/// (One flat list: nested maps made three levels of nodes per endpoint.) The bounds are
-/// made where a pool is summed, not held here: with them an entry was 64 bytes in WASM, and
-/// the list of a capture of 200,000 series (12.8 MB) grew a stream's memory past 64 MB. (The
-/// family by rank, not by name: 20 bytes an entry in WASM, 32 natively, and no copy of a name
-/// per series.)
+/// canonical key among the endpoint's, see [`MappedSeries::families`]), its pool (its labels
+/// without the replica labels: shared, no copy made, when it has none) and its evidence. An
+/// endpoint's list is sorted by counter, family and pool, series in their order within a
+/// pool: each run of equal (counter, family, pool) is one pool's replicas. (One flat list:
+/// nested maps made three levels of nodes per endpoint.) The bounds are made where a pool is
+/// summed, not held here: with them an entry was 64 bytes in WASM, and the list of a capture
+/// of 200,000 series (12.8 MB) grew a stream's memory past 64 MB. The family is a rank, not a
+/// copy of its name: 20 bytes an entry in WASM, 32 natively.
 pub(super) struct Mapped<'a> {
     pub counter: Counter,
     pub family: u32,
@@ -202,7 +202,7 @@ fn agree(a: &Bounded, b: &Bounded) -> bool {
         && close(a.interval.est, b.interval.est)
 }
 
-/// Map and bound the series of one endpoint (see [`Mapped`]).
+/// Map the series of one endpoint (see [`Mapped`]).
 pub(super) fn map_series<'a>(ctx: &Ctx<'a>, endpoint: &str, engine: Engine) -> MappedSeries<'a> {
     let families = ctx.ev.families.get(endpoint).map(|f| &**f);
     let present = present_in(ctx.ev, endpoint, families, engine);
