@@ -5,7 +5,7 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { accountRun, accountStream, AccountStream, inspectRun, KvledgerError } from "../js/node.mjs";
@@ -246,6 +246,47 @@ test("a large generated run streamed: result equals the native CLI's, linear mem
       assert.ok(ours, `rates.${name} missing`);
       assert.ok(ours.lo <= theirs.lo + 1e-12 && ours.hi >= theirs.hi - 1e-12, `rates.${name}: [${ours.lo}, ${ours.hi}] does not contain [${theirs.lo}, ${theirs.hi}]`);
     }
+  }
+});
+
+// A JSON export's family is read into a list of pieces (src/model/pieces.rs: 1 MiB each in
+// WASM, about 21,800 series; natively one vector), and accounting takes it a piece at a time,
+// each piece a quarter at a time. Families of 50,000 counter and gauge series (three pieces
+// each here), every value different: the totals of a piece lost, repeated or taken twice would
+// not be the native CLI's.
+test("an export of families larger than a piece equals the native CLI's, whole-buffer and streamed", async (t) => {
+  const bin = cli();
+  if (!bin) return t.skip("no native kvledger binary (cargo build --release) to compare with");
+  const n = 50_000;
+  const [t0, t1] = ["1781634703000000000", "1781634763000000000"];
+  const url = "http://h:8000/metrics";
+  const counter = (total) => `{"endpoint_url":"${url}","labels":{"engine":"${total % n}","model_name":"m"},"stats":{"total":${total}},"timeslices":[{"start_ns":${t0},"end_ns":${t1},"total":${total}}]}`;
+  const gauge = (i) => `{"endpoint_url":"${url}","labels":{"engine":"${i}","model_name":"m"},"stats":{"avg":${i / 2},"min":${i / 4},"max":${i}}}`;
+  const family = (name, type, series) => `"${name}":{"type":"${type}","description":"d","series":[${series.join(",")}]}`;
+  const ids = Array.from({ length: n }, (_, i) => i);
+  const text = `{"schema_version":"1.0","aiperf_version":"0.12.0","benchmark_id":"x","metrics":{${[
+    family("vllm:prefix_cache_queries", "counter", ids.map((i) => counter(2 * n + 3 * i))),
+    family("vllm:prefix_cache_hits", "counter", ids.map((i) => counter(n + i))),
+    family("vllm:kv_cache_usage_perc", "gauge", ids.map(gauge)),
+  ].join(",")}}}`;
+  const dir = mkdtempSync(path.join(tmpdir(), "kvledger-pieces-"));
+  try {
+    writeFileSync(path.join(dir, "server_metrics_export.json"), text);
+    const out = execFileSync(bin, ["account", "--json", dir], { maxBuffer: 1 << 28 }).toString();
+    const reply = out.slice(out.indexOf('"result":') + 9, out.lastIndexOf("}"));
+    const native = JSON.stringify(JSON.parse(reply));
+    // Every series counts: the sums of the counters' totals, the gauges' largest value.
+    const { counters, kv_cache } = JSON.parse(reply);
+    assert.equal(counters.unresolved.prompt.value, 2 * n * n + (3 * n * (n - 1)) / 2);
+    assert.equal(counters.unresolved.hit_gpu.value, n * n + (n * (n - 1)) / 2);
+    assert.equal(kv_cache.endpoints[0].usage_max, (n - 1) / 100);
+    const bytes = new TextEncoder().encode(text);
+    const files = [{ name: "server_metrics_export.json", bytes }];
+    assert.equal(JSON.stringify(accountRun(files)), native);
+    const streamed = await accountStream([{ name: "server_metrics_export.json", stream: streamOf(bytes, 1 << 16) }]);
+    assert.equal(JSON.stringify(streamed), native);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -593,55 +593,56 @@ impl<T> Parts<'_, T> {
     }
 }
 
-/// A family of more series than this is given to the evidence a quarter at a time when it is
-/// taken (see [`Parts::each_series`]).
+/// A family's piece of more series than this is given to the evidence a quarter at a time
+/// when it is taken, and a full read's series are made lean this many at a time (see
+/// [`Parts::each_series`]).
 const SHED_SERIES_FROM: usize = 4096;
 
 impl Parts<'_, Family> {
     /// `f` of each family's series in order (the family's name and type, then some of its
-    /// series as a lean read keeps them), a family at a time; a full read's series are made
-    /// lean first. A taken family of many series is given a quarter at a time, each quarter
-    /// dropped and the vector shrunk before the next: the whole family beside all of its
-    /// evidence was the peak of an export of 80,000 label sets. Moving the rest down costs
-    /// 1.5 copies of the vector.
+    /// series as a lean read keeps them), a family at a time, a piece at a time; a full read's
+    /// series are made lean first, [`SHED_SERIES_FROM`] at a time. A taken family's pieces are
+    /// dropped as they are given, and a piece of many series is given a quarter at a time,
+    /// each quarter dropped and the piece shrunk before the next: the whole family beside all
+    /// of its evidence was the peak of an export of 80,000 label sets. Moving the rest down
+    /// costs 1.5 copies of the piece.
     fn each_series(self, mut f: impl FnMut((&str, MetricType), &[LeanSeries])) {
         match self {
             Parts::Borrowed(families) => {
                 for fam in families {
                     let name_type = (fam.name.as_str(), fam.metric_type);
-                    if fam.series.is_empty() {
-                        f(name_type, &fam.lean_series);
-                    } else {
-                        f(name_type, &lean_of(fam.lean_series.clone(), &fam.series));
-                    }
+                    fam.lean_series.pieces().for_each(|p| f(name_type, p));
+                    made_lean(&fam.series, |s| f(name_type, s));
                 }
             }
             Parts::Owned(families) => {
                 for fam in families {
                     let name_type = (fam.name.as_str(), fam.metric_type);
-                    let mut lean = lean_of(fam.lean_series, &fam.series);
-                    drop(fam.series);
-                    let step = if lean.len() > SHED_SERIES_FROM {
-                        lean.len().div_ceil(4)
-                    } else {
-                        lean.len()
-                    };
-                    while !lean.is_empty() {
-                        let k = step.min(lean.len());
-                        f(name_type, lean.get(..k).unwrap_or(&[]));
-                        lean.drain(..k);
-                        lean.shrink_to_fit();
+                    for mut piece in fam.lean_series.into_pieces() {
+                        let step = if piece.len() > SHED_SERIES_FROM {
+                            piece.len().div_ceil(4)
+                        } else {
+                            piece.len()
+                        };
+                        while !piece.is_empty() {
+                            let k = step.min(piece.len());
+                            f(name_type, piece.get(..k).unwrap_or(&[]));
+                            piece.drain(..k);
+                            piece.shrink_to_fit();
+                        }
                     }
+                    made_lean(&fam.series, |s| f(name_type, s));
                 }
             }
         }
     }
 }
 
-/// A family's lean series followed by its full ones made lean (a read gives one or the other).
-fn lean_of(mut lean: Vec<LeanSeries>, full: &[Series]) -> Vec<LeanSeries> {
-    lean.extend(full.iter().map(LeanSeries::of));
-    lean
+/// `f` of a full read's series made lean, [`SHED_SERIES_FROM`] at a time.
+fn made_lean(full: &[Series], mut f: impl FnMut(&[LeanSeries])) {
+    for some in full.chunks(SHED_SERIES_FROM) {
+        f(&some.iter().map(LeanSeries::of).collect::<Vec<_>>());
+    }
 }
 
 /// An export's families (profiling phase, warmup phase).

@@ -4,6 +4,7 @@
 pub mod labels;
 pub mod launch;
 pub mod opt_f64;
+pub mod pieces;
 pub mod profile;
 pub mod scrape;
 pub mod server_metrics;
@@ -11,6 +12,7 @@ pub mod server_metrics;
 pub use labels::Labels;
 pub use launch::{LaunchFacts, Role};
 pub use opt_f64::OptF64;
+pub use pieces::Pieces;
 pub use profile::{Phase, ProfileEra, ProfileExport, RecordError, RequestRecord, RunSummary};
 pub use scrape::{
     FamilyGroup, FamilyMeta, FamilyView, Histogram, SampleValue, SampleView, Samples, Scrape,

@@ -1,6 +1,6 @@
 //! The AIPerf server-metrics export (JSON schema 1.0 / 1.1, or the CSV with stats only).
 
-use super::{Labels, OptF64};
+use super::{Labels, OptF64, Pieces};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -138,10 +138,11 @@ pub struct Family {
     pub series: Vec<Series>,
     /// A JSON export read lean ([`crate::read::FamilyFilter::lean`]): its series, of each only
     /// what accounting reads, in file order; `series` is then empty. Empty in every other
-    /// read. Not part of the serialized shape (a lean read is accounting's, not shown).
+    /// read. Not part of the serialized shape (a lean read is accounting's, not shown). In
+    /// pieces: one family can hold hundreds of thousands.
     #[serde(skip)]
     #[schemars(skip)]
-    pub lean_series: Vec<LeanSeries>,
+    pub lean_series: Pieces<LeanSeries>,
 }
 
 /// Identity = (family, endpoint_url, labels).

@@ -56,7 +56,7 @@ use crate::model::labels::push_pair;
 use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{
     Bucket, CounterStats, ExportSummary, Family, GaugeStats, HistogramStats, Labels, MetricType,
-    Series, ServerMetricsExport, ServerMetricsFormat, Stats,
+    Pieces, Series, ServerMetricsExport, ServerMetricsFormat, Stats,
 };
 use crate::read::count;
 use crate::read::json_cursor::to_f64;
@@ -1069,7 +1069,7 @@ impl Store {
             description: row.opt_cell(cols.description).unwrap_or("").to_string(),
             unit: row.opt_cell(cols.unit).map(str::to_string),
             series: Vec::new(),
-            lean_series: Vec::new(),
+            lean_series: Pieces::default(),
         });
         let Some(fam) = self.families.list.get_mut(family as usize) else {
             return Ok(());
@@ -1129,7 +1129,7 @@ impl Store {
             description: row.opt_cell(cols.description).unwrap_or("").to_string(),
             unit: None,
             series: Vec::new(),
-            lean_series: Vec::new(),
+            lean_series: Pieces::default(),
         });
         let Some(fam) = self.families.list.get_mut(family as usize) else {
             return Ok(());

@@ -26,8 +26,8 @@ mod fast;
 use crate::error::{json_code, json_message, ErrorCode, ReadError};
 use crate::model::{
     Bucket, CounterSlice, CounterStats, EndpointInfo, ExportSummary, Family, GaugeStats,
-    HistogramStats, Labels, LeanSeries, MetricType, PhaseTimeRanges, Series, ServerMetricsExport,
-    ServerMetricsFormat, Stats, TimeRange, Timeslice,
+    HistogramStats, Labels, LeanSeries, MetricType, PhaseTimeRanges, Pieces, Series,
+    ServerMetricsExport, ServerMetricsFormat, Stats, TimeRange, Timeslice,
 };
 use crate::read::count;
 use crate::read::json_cursor::Cursor;
@@ -754,7 +754,7 @@ struct FamilyAcc {
     unit: Option<String>,
     series: Vec<Series>,
     /// Series read lean (`series` is then empty).
-    lean: Vec<LeanSeries>,
+    lean: Pieces<LeanSeries>,
     /// Series read before `type`, typed (and checked) once it is known.
     untyped: Option<Vec<RawSeries>>,
     seen: Vec<&'static str>,
@@ -1159,7 +1159,7 @@ impl ExportState {
             description: None,
             unit: None,
             series: Vec::new(),
-            lean: Vec::new(),
+            lean: Pieces::default(),
             untyped: None,
             seen: Vec::new(),
         });
@@ -2039,7 +2039,8 @@ mod tests {
             for (f, l) in full.metrics.iter().zip(&lean.metrics) {
                 assert!(l.series.is_empty() && f.lean_series.is_empty(), "{text}");
                 let made: Vec<LeanSeries> = f.series.iter().map(LeanSeries::of).collect();
-                assert_eq!(made, l.lean_series, "{text}");
+                let read: Vec<LeanSeries> = l.lean_series.iter().cloned().collect();
+                assert_eq!(made, read, "{text}");
             }
         }
         let lean = read_server_metrics_json("t.json", LEAN.as_bytes(), &FamilyFilter::all().lean())
@@ -2047,7 +2048,7 @@ mod tests {
         let [c, g, h] = &lean.metrics[..] else {
             panic!("three families: {:?}", lean.metrics);
         };
-        let c = &c.lean_series[0];
+        let c = c.lean_series.iter().next().expect("a series");
         assert_eq!(c.value(0), Some(7.0));
         let slices: Vec<(u64, f64)> = c
             .counter_slices
@@ -2060,10 +2061,10 @@ mod tests {
             "the slice without a total left out"
         );
         assert_eq!(
-            [0, 1, 2].map(|i| g.lean_series[0].value(i)),
+            [0, 1, 2].map(|i| g.lean_series.iter().next().expect("a series").value(i)),
             [Some(2.0), None, None]
         );
-        let h = &h.lean_series[0];
+        let h = h.lean_series.iter().next().expect("a series");
         assert_eq!([h.value(0), h.value(1)], [Some(3.0), Some(1.5)]);
         assert!(h.counter_slices.is_empty());
     }
