@@ -5,6 +5,7 @@
 //! module only converts types and maps errors for the npm package.
 
 pub mod account;
+pub mod admission;
 pub mod chunked;
 pub mod engines;
 pub mod error;

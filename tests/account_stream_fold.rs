@@ -8,8 +8,8 @@
 
 mod common;
 
-use kvledger::account::admission::{self, HeapLimit};
 use kvledger::account::{account_run, account_run_folded, families_read, Policy};
+use kvledger::admission::{self, HeapLimit};
 use kvledger::read::discover::group_runs;
 use kvledger::read::run::{MemoryBudget, RunReader};
 use kvledger::read::{read_run, read_run_folded, InputFile, RunOptions};
@@ -196,11 +196,12 @@ fn a_large_run_given_whole_accounts_the_same_folded() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A budget always three quarters full: the fold is thinned as far as it goes.
+/// A budget always more than three quarters full: the fold is thinned as far as it goes (with
+/// room left for the readers' tables, which are admitted under the budget as they grow).
 fn squeezed() -> MemoryBudget {
     MemoryBudget {
-        limit: 1000,
-        in_use: || 800,
+        limit: 1 << 30,
+        in_use: || 800 << 20,
     }
 }
 
@@ -289,6 +290,74 @@ fn under_limit(files: &Files, limit: u64) -> Option<String> {
 /// with a JSON export, a CSV export and scrape JSONL.
 #[test]
 fn tables_past_a_heap_limit_refuse_the_run_and_a_limit_they_fit_changes_nothing() {
+    for (what, files) in &admission_runs() {
+        let want = whole(files);
+        let (mut refused, mut accounted) = (0, 0);
+        let mut limit = 1 << 10;
+        while limit <= 64 << 20 {
+            match under_limit(files, limit) {
+                None => {
+                    assert_eq!(
+                        accounted, 0,
+                        "{what}: refused at {limit}, after a smaller limit"
+                    );
+                    refused += 1;
+                }
+                Some(got) => {
+                    assert!(got == want, "{what}, limit {limit}: differs");
+                    accounted += 1;
+                }
+            }
+            limit *= 2;
+        }
+        // The smallest limit refuses, the largest accounts; once accounted, a larger limit too.
+        assert!(
+            refused > 0 && accounted > 0,
+            "{what}: {refused} refused, {accounted} accounted"
+        );
+    }
+}
+
+/// While a stream is read, the tables its readers grow by series (a capture's label sets and
+/// values, the fold's intakes and key tables, a CSV's series and label sets) are admitted under
+/// its budget before each growth: a budget some growth passes fails a file with
+/// `INPUT_TOO_LARGE` (never a result from evidence cut short), one every growth fits changes
+/// nothing. No heap is counted in use, so only admission can refuse (the budget's own check
+/// between pushes never does).
+#[test]
+fn reading_past_a_memory_budget_refuses_a_file_and_a_budget_it_fits_changes_nothing() {
+    for (what, files) in &admission_runs() {
+        let want = whole(files);
+        let (mut refused, mut read) = (0, 0);
+        let mut limit = 1 << 10;
+        while limit <= 64 << 20 {
+            let budget = MemoryBudget {
+                limit,
+                in_use: nothing_in_use,
+            };
+            let got = folded(files, 1 << 16, false, Some(budget));
+            if got.starts_with("error INPUT_TOO_LARGE") {
+                assert_eq!(
+                    read, 0,
+                    "{what}: refused at {limit}, after a smaller budget"
+                );
+                refused += 1;
+            } else {
+                assert!(got == want, "{what}, budget {limit}: differs: {got}");
+                read += 1;
+            }
+            limit *= 2;
+        }
+        assert!(
+            refused > 0 && read > 0,
+            "{what}: {refused} refused, {read} read"
+        );
+    }
+}
+
+/// A capture of 20,000 series and two generated runs (a JSON export, a CSV export, scrape
+/// JSONL), for the admission tests above.
+fn admission_runs() -> Vec<(String, Files)> {
     let mut capture = String::from("# TYPE vllm:prefix_cache_queries counter\n");
     for i in 0..20_000 {
         capture += &format!(
@@ -319,30 +388,5 @@ fn tables_past_a_heap_limit_refuse_the_run_and_a_limit_they_fit_changes_nothing(
         runs.push((format!("json {json} csv {csv}"), common::run_files(&dir)));
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    for (what, files) in &runs {
-        let want = whole(files);
-        let (mut refused, mut accounted) = (0, 0);
-        let mut limit = 1 << 10;
-        while limit <= 64 << 20 {
-            match under_limit(files, limit) {
-                None => {
-                    assert_eq!(
-                        accounted, 0,
-                        "{what}: refused at {limit}, after a smaller limit"
-                    );
-                    refused += 1;
-                }
-                Some(got) => {
-                    assert!(got == want, "{what}, limit {limit}: differs");
-                    accounted += 1;
-                }
-            }
-            limit *= 2;
-        }
-        // The smallest limit refuses, the largest accounts; once accounted, a larger limit too.
-        assert!(
-            refused > 0 && accounted > 0,
-            "{what}: {refused} refused, {accounted} accounted"
-        );
-    }
+    runs
 }

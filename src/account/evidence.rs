@@ -713,9 +713,9 @@ fn sorted_union<'a, T: Ord + ?Sized + 'a>(
 }
 
 /// Whether the evidence's tables may take `series` counters and `stats` gauges or histograms
-/// more (see [`super::admission`]).
+/// more (see [`crate::admission`]).
 fn admit_tables(series: usize, stats: usize) -> bool {
-    super::admission::admit(
+    crate::admission::admit(
         series
             .saturating_mul(std::mem::size_of::<(SeriesKey, SeriesEvidence)>())
             .saturating_add(stats.saturating_mul(std::mem::size_of::<(SeriesKey, StatPair)>())),

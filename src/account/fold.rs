@@ -16,6 +16,7 @@
 
 use super::evidence::{Evidence, LabelSets, SeriesEvidence, SeriesKey, StatPair, PROCESS_START};
 use super::request_scope::RecordFold;
+use crate::admission::{room_for_one, room_in_map};
 use crate::hash::{DigestMap, Map as HashMap};
 use crate::model::{Labels, MetricType, SampleValue, Scrape, SeriesTable};
 use crate::read::names::canonical_family;
@@ -702,6 +703,14 @@ impl ScrapeFold {
         }
         let meta = table.series.get(series as usize)?;
         let family = table.families.get(meta.family as usize)?;
+        // A new series may grow the intakes and both key tables: each growth is admitted
+        // under a memory budget, or the sample is not taken (the file then fails).
+        let room = room_for_one(&mut self.intakes)
+            && room_in_map(&mut self.interned)
+            && (!self.keyed || room_in_map(&mut self.by_key));
+        if !room {
+            return None;
+        }
         let labels = self.labels_of(source, (series, table.series.len()), &meta.labels);
         let families = table.families.len();
         let spelling = self.spelling_of(source, (meta.family, families), &family.name);
@@ -723,11 +732,11 @@ impl ScrapeFold {
     }
 
     /// Whether `scrape` may be taken under the accounting's heap limit
-    /// ([`super::admission`]): each of its samples may be a new series' intake, its lone
+    /// ([`crate::admission`]): each of its samples may be a new series' intake, its lone
     /// sample's box and its ids.
     pub fn admit(&self, scrape: &Scrape) -> bool {
         let per_series = std::mem::size_of::<Intake>() + std::mem::size_of::<(u64, u64)>() + 8;
-        super::admission::admit(scrape.samples.len().saturating_mul(per_series))
+        crate::admission::admit(scrape.samples.len().saturating_mul(per_series))
     }
 
     /// Take in one scrape of file `source` (its `seq`-th in the file), its series and families
@@ -973,11 +982,11 @@ impl ScrapeFold {
         // The lookups of scrapes are done with: their memory goes before the merge needs more
         // (unbound fields would be dropped only at the end).
         drop((endpoint_ids, by_key, shared_parts, spelling_ids));
-        // The keys' ranks and order, then the series' table ([`super::admission`]).
+        // The keys' ranks and order, then the series' table ([`crate::admission`]).
         let per_intake = std::mem::size_of::<([u32; 3], u32)>()
             + std::mem::size_of::<u32>()
             + std::mem::size_of::<(SeriesKey, SeriesEvidence)>();
-        if !super::admission::admit(intakes.len().saturating_mul(per_intake)) {
+        if !crate::admission::admit(intakes.len().saturating_mul(per_intake)) {
             return;
         }
         ev.coarsened |= coarsened;

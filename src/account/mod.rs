@@ -23,7 +23,6 @@
 //! Engines map names to canonical counters (`crate::engines`); the verdict reads results and
 //! never recomputes them.
 
-pub mod admission;
 pub mod diagnostics;
 pub mod endpoints;
 pub mod evidence;

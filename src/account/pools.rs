@@ -220,9 +220,9 @@ fn map_series_present<'a>(
     let ad = adapter(engine);
     let ev: &'a Evidence = ctx.ev;
     let series = of_endpoint(&ev.series, endpoint);
-    // The list and its sort's two index vectors ([`super::admission`]).
+    // The list and its sort's two index vectors ([`crate::admission`]).
     let per_series = std::mem::size_of::<Mapped<'_>>() + 2 * std::mem::size_of::<usize>();
-    if !super::admission::admit(series.size_hint().0.saturating_mul(per_series)) {
+    if !crate::admission::admit(series.size_hint().0.saturating_mul(per_series)) {
         return MappedSeries {
             list: Vec::new(),
             families: Vec::new(),

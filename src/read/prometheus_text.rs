@@ -33,6 +33,7 @@
 //! Errors are `PROM_SYNTAX` with a 1-based line and a 1-based column counted in characters;
 //! a line that is not UTF-8 is `NOT_UTF8`.
 
+use crate::admission::{admit, room_for_one, room_in_map};
 use crate::error::{ErrorCode, Position, ReadError};
 use crate::hash::{DigestMap, Map as HashMap};
 use crate::model::{
@@ -174,11 +175,15 @@ impl FamilyAcc {
         }
     }
 
-    /// The value of `labels`, made by `init` on first sight.
-    fn slot(&mut self, labels: Labels, init: fn() -> AccValue) -> &mut AccValue {
+    /// The value of `labels`, made by `init` on first sight; none when a new label set's
+    /// room was refused under a memory budget ([`crate::admission`]: the file then fails).
+    fn slot(&mut self, labels: Labels, init: fn() -> AccValue) -> Option<&mut AccValue> {
         let i = match self.at.get(&labels) {
             Some(i) => *i as usize,
             None => {
+                if !room_for_one(&mut self.values) || !room_in_map(&mut self.at) {
+                    return None;
+                }
                 let i = self.values.len();
                 let labels = Arc::new(labels);
                 self.values.push((Arc::clone(&labels), init()));
@@ -187,7 +192,7 @@ impl FamilyAcc {
             }
         };
         // Every place `at` holds was pushed to `values` (fewer than 2^32 sets fit in memory).
-        &mut self.values[i].1
+        self.values.get_mut(i).map(|v| &mut v.1)
     }
 }
 
@@ -767,9 +772,11 @@ impl PrometheusTextReader {
         let labels = Labels::from_pairs(pairs);
         match role {
             SampleRole::Value | SampleRole::Created => {
-                *acc.slot(labels, zero) = AccValue::Scalar {
-                    value: sample.value,
-                };
+                if let Some(slot) = acc.slot(labels, zero) {
+                    *slot = AccValue::Scalar {
+                        value: sample.value,
+                    };
+                }
             }
             SampleRole::Bucket | SampleRole::Sum | SampleRole::Count => {
                 if role == SampleRole::Bucket && le.is_none() {
@@ -779,7 +786,9 @@ impl PrometheusTextReader {
                         format!("histogram bucket `{sname}` without an `le` label"),
                     ));
                 }
-                let slot = acc.slot(labels, empty_histogram);
+                let Some(slot) = acc.slot(labels, empty_histogram) else {
+                    return Ok(());
+                };
                 if !matches!(slot, AccValue::Histogram(_)) {
                     *slot = empty_histogram();
                 }
@@ -838,6 +847,11 @@ fn flatten(
     // Room for every series at once: grown by doubling, the vectors' last growth would be
     // about half unused at the capture's peak.
     let n: usize = families.values().map(|f| f.values.len()).sum();
+    let per_series = std::mem::size_of::<SeriesMeta>() + std::mem::size_of::<ScrapeSample>();
+    if !admit(n.saturating_mul(per_series)) {
+        // Refused under a memory budget: the file fails (see `crate::admission`).
+        return (table, Vec::new(), Vec::new());
+    }
     table.series.reserve_exact(n);
     let mut samples = Vec::with_capacity(n);
     for (name, acc) in families {

@@ -12,6 +12,7 @@ use super::server_csv::ServerCsvReader;
 use super::server_json::{ExportReader, Refusal};
 use crate::account::fold::Folded;
 use crate::account::request_scope::RecordFold;
+use crate::admission::{self, HeapLimit};
 use crate::error::{ErrorCode, Position, ReadError};
 use crate::model::{
     LaunchFacts, MetricType, ProfileExport, RunSummary, Scrape, ServerMetricsExport, UntypedLarge,
@@ -774,14 +775,12 @@ impl RunReader {
         let (kind, outcome) = match cur.state {
             State::Sniffing(_) => (ArtifactKind::Other, Outcome::Ignored(UNRECOGNISED)),
             State::Reading(kind, mut reader) => {
-                let drained = drain(
-                    &mut self.fold,
-                    &cur.name,
-                    &mut cur.folded,
-                    reader.as_mut(),
-                    true,
-                );
-                match drained.and_then(|()| reader.finish()) {
+                let fold = &mut self.fold;
+                let ended = admitted(self.budget, (&cur.name, cur.bytes), || {
+                    drain(fold, &cur.name, &mut cur.folded, reader.as_mut(), true)
+                        .and_then(|()| reader.finish())
+                });
+                match ended {
                     Ok(out) => (kind, Outcome::Read(Box::new(out))),
                     Err(r) => (kind, Outcome::Failed(r)),
                 }
@@ -941,9 +940,11 @@ impl RunReader {
             let piece = if pieces { FOLD_PIECE } else { bytes.len() };
             let mut pushed = Ok(());
             for part in bytes.chunks(piece) {
-                pushed = reader
-                    .push(part)
-                    .and_then(|()| drain(fold, &cur.name, &mut cur.folded, reader.as_mut(), false));
+                pushed = admitted(self.budget, (&cur.name, cur.bytes), || {
+                    reader.push(part).and_then(|()| {
+                        drain(fold, &cur.name, &mut cur.folded, reader.as_mut(), false)
+                    })
+                });
                 if pushed.is_err() {
                     break;
                 }
@@ -1101,6 +1102,28 @@ fn drain(
         source: folded,
     };
     reader.drain(at_end, fold, &mut cursor)
+}
+
+/// `step` of the file `name` (read up to byte `at`) with the growth of the tables it makes
+/// admitted under `budget` ([`crate::admission`]): one refused fails the file with
+/// `INPUT_TOO_LARGE` before memory grows past the budget (checked only between steps, a
+/// table's doubling took linear memory past it).
+fn admitted<T>(
+    budget: Option<MemoryBudget>,
+    (name, at): (&str, u64),
+    step: impl FnOnce() -> Result<T, Refusal>,
+) -> Result<T, Refusal> {
+    let Some(b) = budget else {
+        return step();
+    };
+    let limit = HeapLimit {
+        limit: b.limit,
+        in_use: b.in_use,
+    };
+    match admission::under(limit, step) {
+        Some(done) => done,
+        None => Err(too_large(name, at, b.limit).into()),
+    }
 }
 
 fn too_large(name: &str, at: u64, limit: u64) -> ReadError {

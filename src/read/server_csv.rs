@@ -50,6 +50,7 @@
 //! Errors carry the line and, for a cell, the character column where the cell starts (for a
 //! bucket count, where the count starts).
 
+use crate::admission::{room_for_one, room_in_map};
 use crate::error::{ErrorCode, Position, ReadError};
 use crate::hash::Map as HashMap;
 use crate::model::labels::push_pair;
@@ -1085,6 +1086,10 @@ impl Store {
             ));
         }
         if self.lean {
+            // Refused under a memory budget: the file fails (see `crate::admission`).
+            if !room_for_one(&mut self.lean_series) {
+                return Ok(());
+            }
             let values = cols.stat_kind.lean_values(&values);
             self.lean_series
                 .push(CsvSeries::new(family, endpoint, set, values));
@@ -1506,8 +1511,10 @@ impl LabelSets {
         for (name, value) in row_pairs(row, cols) {
             push_pair(&mut self.key, name, value);
         }
-        let id = match self.sets.get(self.key.as_str()) {
-            Some(&id) => id,
+        let id = match self.sets.get(self.key.as_str()).copied() {
+            Some(id) => id,
+            // Refused under a memory budget: no id (the file fails, see `crate::admission`).
+            None if !room_for_one(&mut self.list) || !room_in_map(&mut self.sets) => u32::MAX,
             None => {
                 let labels = Arc::new(Labels::from_text(&self.key));
                 let id = self.add(Arc::clone(&labels));

@@ -8,18 +8,19 @@
 //! the scrapes), thins that evidence soundly past three quarters of the stream's memory budget
 //! (`evidence_coarsened`), and fails the file being read with `INPUT_TOO_LARGE` once the heap
 //! in use passes the budget all the same, before the instance (4 GiB at most) could run out
-//! and trap. The accounting step after the last byte is held to the same budget: its tables
-//! of series are admitted before they are made (`crate::account::admission`: one that would
+//! and trap; the tables its readers grow by series are admitted before each growth
+//! (`crate::admission`, in `RunReader`). The accounting step after the last byte is held to
+//! the same budget: its tables of series are admitted before they are made (one that would
 //! pass the budget refuses the run with `INPUT_TOO_LARGE` before it grows memory), and its
 //! heap's high-water mark is measured after it all the same. The
 //! whole-buffer calls read through the same reader with a budget of their own
 //! (`super::files`).
 
 use super::{options_arg, reply};
-use crate::account::admission::{self, HeapLimit};
 use crate::account::{
     account_run_detailed_folded, account_run_folded, families_read, fold::Folded, Policy,
 };
+use crate::admission::{self, HeapLimit};
 use crate::chunked::json_handed_off;
 use crate::error::{ErrorCode, ReadError};
 use crate::options::{AccountOptions, CallError, OptionsError};

@@ -1,0 +1,169 @@
+//! Admission of the largest allocations of reading and accounting under a heap limit (the
+//! WASM build's memory budget). The per-series tables of the evidence, the scrape fold's
+//! intakes and an endpoint's mapped series are each sized before they are made, and the lists
+//! and hash tables a reader grows by series are admitted before each growth ([`room_for_one`],
+//! [`room_in_map`]): under a limit, a table that would take the heap past it is not made, and
+//! from then on nothing more is. The work then hurries to its end on what it has, and
+//! [`under`] says it was refused: its result is incomplete and is dropped, never answered (the
+//! file being read, or the run, is `INPUT_TOO_LARGE`). Without a limit (the CLI) every
+//! allocation is admitted.
+//!
+//! Why: the budget is otherwise compared with the heap in use between steps, after memory has
+//! grown. Measured after the fact, a refused run of 300,000 series had already grown a
+//! stream's linear memory to 78 MB in accounting, and a capture of 800,000 series to 79 MB
+//! while it was read (its tables doubled, old and new copies alive at once), past the 64 MiB a
+//! stream promises.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash};
+
+/// A limit on the heap in use, and how to read the heap in use.
+#[derive(Clone, Copy)]
+pub struct HeapLimit {
+    pub limit: u64,
+    pub in_use: fn() -> u64,
+}
+
+thread_local! {
+    static LIMIT: Cell<Option<HeapLimit>> = const { Cell::new(None) };
+    static REFUSED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether a table of `bytes` may be made now: always without a limit; under one, while the
+/// heap in use plus `bytes` stays within it and nothing has been refused before.
+pub fn admit(bytes: usize) -> bool {
+    let Some(h) = LIMIT.with(Cell::get) else {
+        return true;
+    };
+    if REFUSED.with(Cell::get) {
+        return false;
+    }
+    let fits = (h.in_use)().saturating_add(bytes as u64) <= h.limit;
+    if !fits {
+        REFUSED.with(|r| r.set(true));
+    }
+    fits
+}
+
+/// [`admit`] of `n` items of `T` each.
+pub fn admit_items<T>(n: usize) -> bool {
+    admit(n.saturating_mul(std::mem::size_of::<T>()))
+}
+
+/// Room for one more item in `v`: when it is full, it grows (doubling, as `push` would) only
+/// if the new block is admitted; false when it was refused (nothing is pushed then).
+pub fn room_for_one<T>(v: &mut Vec<T>) -> bool {
+    if v.len() < v.capacity() {
+        return true;
+    }
+    let more = v.capacity().max(4);
+    if !admit_items::<T>(v.capacity().saturating_add(more)) {
+        return false;
+    }
+    v.reserve_exact(more);
+    true
+}
+
+/// Room for one more entry in `m`: when it is full, its table (entries and a control byte
+/// each, buckets a power of two at most 7/8 full) doubles only if the new table is admitted;
+/// false when it was refused (nothing is inserted then).
+pub fn room_in_map<K: Eq + Hash, V, S: BuildHasher>(m: &mut HashMap<K, V, S>) -> bool {
+    if m.len() < m.capacity() {
+        return true;
+    }
+    let buckets = (m.capacity().saturating_add(1).saturating_mul(8) / 7).next_power_of_two();
+    let entry = std::mem::size_of::<(K, V)>() + 1;
+    if !admit(buckets.saturating_mul(entry)) {
+        return false;
+    }
+    m.reserve(1);
+    true
+}
+
+/// `f` run with its tables admitted under `limit`: `None` when one was refused (what `f`
+/// made then is incomplete, and dropped here).
+pub fn under<T>(limit: HeapLimit, f: impl FnOnce() -> T) -> Option<T> {
+    let outer = LIMIT.with(|l| l.replace(Some(limit)));
+    let outer_refused = REFUSED.with(|r| r.replace(false));
+    let out = f();
+    LIMIT.with(|l| l.set(outer));
+    let refused = REFUSED.with(|r| r.replace(outer_refused));
+    (!refused).then_some(out)
+}
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use super::*;
+
+    fn ten() -> u64 {
+        10
+    }
+
+    #[test]
+    fn a_refusal_is_sticky_and_scoped() {
+        assert!(admit(usize::MAX));
+        let limit = HeapLimit {
+            limit: 100,
+            in_use: ten,
+        };
+        assert_eq!(under(limit, || (admit(90), admit(0))), Some((true, true)));
+        // Once refused, nothing more is admitted in that call, and the call is refused.
+        assert_eq!(under(limit, || (admit(91), admit(0))), None);
+        assert_eq!(under(limit, || admit_items::<u64>(12)), None);
+        assert_eq!(under(limit, || admit_items::<u64>(11)), Some(true));
+        // Outside a call nothing is limited.
+        assert!(admit(usize::MAX));
+    }
+
+    #[test]
+    fn lists_and_maps_grow_only_when_admitted() {
+        let mut v: Vec<u64> = Vec::new();
+        for i in 0..100 {
+            assert!(room_for_one(&mut v));
+            v.push(i);
+        }
+        let mut m: HashMap<u64, u64> = HashMap::new();
+        for i in 0..100 {
+            assert!(room_in_map(&mut m));
+            m.insert(i, i);
+        }
+        // Under a limit of 100 bytes with 10 in use: 4 u64s (32 B) fit, then 8 (64 B), not 16.
+        let limit = HeapLimit {
+            limit: 100,
+            in_use: ten,
+        };
+        let grown = under(limit, || {
+            let mut v: Vec<u64> = Vec::new();
+            let mut n = 0;
+            while room_for_one(&mut v) && n < 100 {
+                v.push(n);
+                n += 1;
+            }
+            (n, v.capacity(), room_for_one(&mut v))
+        });
+        assert_eq!(
+            grown, None,
+            "the list's growth past the limit refuses the call"
+        );
+        let mut seen = (0, 0);
+        let _ = under(limit, || {
+            let mut v: Vec<u64> = Vec::new();
+            while room_for_one(&mut v) {
+                v.push(0);
+            }
+            seen = (v.len(), v.capacity());
+        });
+        assert_eq!(seen, (8, 8));
+        let mut entries = 0;
+        let refused = under(limit, || {
+            let mut m: HashMap<u64, u64> = HashMap::new();
+            while room_in_map(&mut m) {
+                m.insert(entries, 0);
+                entries += 1;
+            }
+        });
+        assert!(refused.is_none());
+        assert!(entries < 8, "{entries} entries of 16 B in 90 B of room");
+    }
+}
