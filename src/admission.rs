@@ -53,32 +53,48 @@ pub fn admit_items<T>(n: usize) -> bool {
 
 /// Room for one more item in `v`: when it is full, it grows (doubling, as `push` would) only
 /// if the new block is admitted; false when it was refused (nothing is pushed then).
+#[inline(never)]
 pub fn room_for_one<T>(v: &mut Vec<T>) -> bool {
     if v.len() < v.capacity() {
         return true;
     }
-    let more = v.capacity().max(4);
-    if !admit_items::<T>(v.capacity().saturating_add(more)) {
-        return false;
+    match list_growth(v.capacity(), std::mem::size_of::<T>()) {
+        Some(more) => {
+            v.reserve_exact(more);
+            true
+        }
+        None => false,
     }
-    v.reserve_exact(more);
-    true
+}
+
+/// The items a full list of `cap` items of `size` bytes grows by, if the grown block is
+/// admitted (one copy of this for every item type).
+#[inline(never)]
+fn list_growth(cap: usize, size: usize) -> Option<usize> {
+    let more = cap.max(4);
+    admit(cap.saturating_add(more).saturating_mul(size)).then_some(more)
 }
 
 /// Room for one more entry in `m`: when it is full, its table (entries and a control byte
 /// each, buckets a power of two at most 7/8 full) doubles only if the new table is admitted;
 /// false when it was refused (nothing is inserted then).
+#[inline(never)]
 pub fn room_in_map<K: Eq + Hash, V, S: BuildHasher>(m: &mut HashMap<K, V, S>) -> bool {
     if m.len() < m.capacity() {
         return true;
     }
-    let buckets = (m.capacity().saturating_add(1).saturating_mul(8) / 7).next_power_of_two();
-    let entry = std::mem::size_of::<(K, V)>() + 1;
-    if !admit(buckets.saturating_mul(entry)) {
+    if !table_growth(m.capacity(), std::mem::size_of::<(K, V)>()) {
         return false;
     }
     m.reserve(1);
     true
+}
+
+/// Whether the doubled table of a full hash map of `cap` entries of `size` bytes is admitted.
+#[inline(never)]
+fn table_growth(cap: usize, size: usize) -> bool {
+    let buckets = (cap.saturating_add(1).saturating_mul(8) / 7).next_power_of_two();
+    admit(buckets.saturating_mul(size + 1))
 }
 
 /// `f` run with its tables admitted under `limit`: `None` when one was refused (what `f`
