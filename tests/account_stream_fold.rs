@@ -291,30 +291,7 @@ fn under_limit(files: &Files, limit: u64) -> Option<String> {
 #[test]
 fn tables_past_a_heap_limit_refuse_the_run_and_a_limit_they_fit_changes_nothing() {
     for (what, files) in &admission_runs() {
-        let want = whole(files);
-        let (mut refused, mut accounted) = (0, 0);
-        let mut limit = 1 << 10;
-        while limit <= 64 << 20 {
-            match under_limit(files, limit) {
-                None => {
-                    assert_eq!(
-                        accounted, 0,
-                        "{what}: refused at {limit}, after a smaller limit"
-                    );
-                    refused += 1;
-                }
-                Some(got) => {
-                    assert!(got == want, "{what}, limit {limit}: differs");
-                    accounted += 1;
-                }
-            }
-            limit *= 2;
-        }
-        // The smallest limit refuses, the largest accounts; once accounted, a larger limit too.
-        assert!(
-            refused > 0 && accounted > 0,
-            "{what}: {refused} refused, {accounted} accounted"
-        );
+        over_limits(what, files, |limit| under_limit(files, limit));
     }
 }
 
@@ -327,32 +304,43 @@ fn tables_past_a_heap_limit_refuse_the_run_and_a_limit_they_fit_changes_nothing(
 #[test]
 fn reading_past_a_memory_budget_refuses_a_file_and_a_budget_it_fits_changes_nothing() {
     for (what, files) in &admission_runs() {
-        let want = whole(files);
-        let (mut refused, mut read) = (0, 0);
-        let mut limit = 1 << 10;
-        while limit <= 64 << 20 {
+        over_limits(what, files, |limit| {
             let budget = MemoryBudget {
                 limit,
                 in_use: nothing_in_use,
             };
             let got = folded(files, 1 << 16, false, Some(budget));
-            if got.starts_with("error INPUT_TOO_LARGE") {
+            (!got.starts_with("error INPUT_TOO_LARGE")).then_some(got)
+        });
+    }
+}
+
+/// `attempt` under limits of 1 KB to 64 MB (`None`: refused): the smallest refuses, the largest
+/// gives the whole-buffer result, and once one has given it every larger one does.
+fn over_limits(what: &str, files: &Files, mut attempt: impl FnMut(u64) -> Option<String>) {
+    let want = whole(files);
+    let (mut refused, mut accounted) = (0, 0);
+    let mut limit = 1 << 10;
+    while limit <= 64 << 20 {
+        match attempt(limit) {
+            None => {
                 assert_eq!(
-                    read, 0,
-                    "{what}: refused at {limit}, after a smaller budget"
+                    accounted, 0,
+                    "{what}: refused at {limit}, after a smaller limit"
                 );
                 refused += 1;
-            } else {
-                assert!(got == want, "{what}, budget {limit}: differs: {got}");
-                read += 1;
             }
-            limit *= 2;
+            Some(got) => {
+                assert!(got == want, "{what}, limit {limit}: differs: {got}");
+                accounted += 1;
+            }
         }
-        assert!(
-            refused > 0 && read > 0,
-            "{what}: {refused} refused, {read} read"
-        );
+        limit *= 2;
     }
+    assert!(
+        refused > 0 && accounted > 0,
+        "{what}: {refused} refused, {accounted} accounted"
+    );
 }
 
 /// A capture of 20,000 series and two generated runs (a JSON export, a CSV export, scrape
@@ -368,7 +356,11 @@ fn admission_runs() -> Vec<(String, Files)> {
         "capture".to_string(),
         vec![("capture.prom".to_string(), capture.into_bytes())],
     )];
-    let tmp = std::env::temp_dir().join(format!("kvledger-admission-{}", std::process::id()));
+    // A folder of each call's own: the tests that call this run in parallel.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp =
+        std::env::temp_dir().join(format!("kvledger-admission-{}-{call}", std::process::id()));
     for (n, (json, csv)) in [(true, false), (false, true)].into_iter().enumerate() {
         let spec = SynthSpec {
             topology: Topology {
