@@ -840,8 +840,12 @@ impl PrometheusTextReader {
 
 /// The capture's families (sorted by name), each series once, samples in first-seen order.
 fn flatten(
-    families: BTreeMap<String, FamilyAcc>,
+    mut families: BTreeMap<String, FamilyAcc>,
 ) -> (SeriesTable, Vec<FamilyGroup>, Vec<ScrapeSample>) {
+    // The lookups are done with: their room goes before the table is made.
+    for acc in families.values_mut() {
+        acc.at = DigestMap::default();
+    }
     let mut table = SeriesTable::default();
     let mut groups = Vec::with_capacity(families.len());
     // Room for every series at once: grown by doubling, the vectors' last growth would be
@@ -861,7 +865,6 @@ fn flatten(
             metric_type: Some(acc.metric_type),
             help: acc.help,
         });
-        drop(acc.at);
         for (labels, value) in acc.values {
             let series = u32::try_from(table.series.len()).unwrap_or(u32::MAX);
             table.series.push(SeriesMeta { family, labels });
