@@ -18,10 +18,13 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 
-/// A limit on the heap in use, and how to read the heap in use.
-#[derive(Clone, Copy)]
+/// A limit on the heap in use, and how to read the heap in use (a reader's
+/// `crate::read::run::MemoryBudget`).
+#[derive(Debug, Clone, Copy)]
 pub struct HeapLimit {
+    /// Bytes.
     pub limit: u64,
+    /// The bytes in use now (the WASM build: its heap's live bytes).
     pub in_use: fn() -> u64,
 }
 

@@ -604,14 +604,9 @@ fn reader_for(
 
 /// A limit on the memory a [`RunReader`] may have in use while it reads: past it, the file
 /// being read fails with `INPUT_TOO_LARGE` instead of the process (or a WebAssembly
-/// instance, which cannot grow past 4 GiB) running out of memory.
-#[derive(Debug, Clone, Copy)]
-pub struct MemoryBudget {
-    /// Bytes.
-    pub limit: u64,
-    /// The bytes in use now (the WASM build: its heap's live bytes).
-    pub in_use: fn() -> u64,
-}
+/// instance, which cannot grow past 4 GiB) running out of memory. The readers' tables are
+/// admitted under the same limit as they grow ([`crate::admission`]).
+pub type MemoryBudget = HeapLimit;
 
 /// How one file of the run ended.
 enum Outcome {
@@ -1116,11 +1111,7 @@ fn admitted<T>(
     let Some(b) = budget else {
         return step();
     };
-    let limit = HeapLimit {
-        limit: b.limit,
-        in_use: b.in_use,
-    };
-    match admission::under(limit, step) {
+    match admission::under(b, step) {
         Some(done) => done,
         None => Err(too_large(name, at, b.limit).into()),
     }
