@@ -912,7 +912,9 @@ pub(crate) fn endpoint_url_from_display(display: &str) -> String {
     let d = display.trim().trim_end_matches('/');
     // Built in place (once per endpoint of a CSV of thousands: `format!` was most of it).
     let mut url = String::with_capacity(SCHEME.len() + d.len() + PATH.len());
-    if !d.contains("://") {
+    // A byte search: `str::contains` sets up a two-way searcher per call (most of this function
+    // in the first call of a CSV of thousands of endpoints, in V8's baseline code).
+    if !d.as_bytes().windows(3).any(|w| w == b"://") {
         url.push_str(SCHEME);
     }
     url.push_str(d);
