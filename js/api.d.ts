@@ -164,6 +164,28 @@ export declare class AccountStream {
     free(): void;
 }
 
+/** What `warmUp` did: the generated runs accounted, their bytes, how long it took. */
+export interface WarmUpSummary {
+    runs: number;
+    bytes: number;
+    seconds: number;
+    /** The signal stopped it before every run was accounted. */
+    aborted: boolean;
+}
+
+/**
+ * Makes the module's hot code ready before a user's first run: accounts four small generated
+ * runs (a CSV export, a JSON export, a scrape JSONL with its request records, two Prometheus
+ * captures; 3.6 MB in all) as `accountStream` would, and discards the results. A WebAssembly
+ * engine runs a function first in baseline code and optimises it in the background once it has
+ * run enough, so the first call on a run is otherwise several times slower than later ones; call
+ * this when the page or worker is idle (after `init`), and a first call that comes a moment
+ * later runs at nearly the speed of later ones (BENCHMARKS.md). The event loop turns between
+ * runs; `signal` stops the rest (for instance when a user's files arrive). Rejects with
+ * `BAD_OPTIONS` for malformed options, or as `accountStream` when the module is not usable.
+ */
+export declare function warmUp(options?: { signal?: AbortSignal } | null): Promise<WarmUpSummary>;
+
 /** An upload for `validateUpload`: its bytes whole, or as they arrive. */
 export type UploadInput = Uint8Array | ArrayBuffer | ArrayBufferView | Blob | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
 

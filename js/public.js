@@ -1,5 +1,6 @@
 // The public names of every ES module entry (types: the package's kvledger.d.ts).
 import { api } from "./bound.js";
+import { makeWarmUp } from "./warm.js";
 
 export { KvledgerError, isKvledgerError } from "./error.js";
 
@@ -31,3 +32,6 @@ export const {
   splitTokenStreams,
   cacheObservation,
 } = api;
+
+/** Not in the pricing entries (js/pricing-public.js): its generated runs stay out of their bundles. */
+export const warmUp = makeWarmUp(api);

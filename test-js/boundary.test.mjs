@@ -71,6 +71,7 @@ test("every function's result survives JSON.stringify and a JSON round trip", as
     cacheObservation: k.cacheObservation(accounting),
     validateUpload: await k.validateUpload(new TextEncoder().encode(JSON.stringify(accounting))),
     UploadValidator: validated(new TextEncoder().encode(JSON.stringify(accounting))),
+    warmUp: await k.warmUp(),
   };
   const exported = Object.keys(k).filter((n) => typeof k[n] === "function" && !["init", "initSync", "default", "isKvledgerError", "KvledgerError"].includes(n));
   assert.deepEqual(Object.keys(results).sort(), exported.sort(), "every exported function is covered");

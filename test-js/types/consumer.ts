@@ -8,6 +8,8 @@ import init, {
   accountRuns,
   accountStream,
   AccountStream,
+  warmUp,
+  type WarmUpSummary,
   type AccountStreamOptions,
   type StreamProgress,
   pricePoint,
@@ -191,4 +193,15 @@ export async function streamed(stream: ReadableStream<Uint8Array>, blob: Blob, b
   // @ts-expect-error: a file gives its content as `stream`
   await accountStream([{ name: "x.json", text: "{}" }]);
   return a.cache_validity.status;
+}
+
+// warmUp: while idle, before a user's files arrive; stopped by a signal.
+export async function warmed(): Promise<number> {
+  const stop = new AbortController();
+  const w: WarmUpSummary = await warmUp({ signal: stop.signal });
+  const again: boolean = (await warmUp()).aborted;
+  // @ts-expect-error: the only option is `signal`
+  await warmUp({ budget: 1 });
+  void again;
+  return w.runs + w.bytes + w.seconds;
 }

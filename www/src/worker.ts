@@ -2,7 +2,7 @@
 // (groupRuns), then streams each run's files through accountStream, chunk by chunk from
 // Blob.stream(), posting progress as bytes are read. A run's error is that run's; the others go
 // on. The page terminates this worker to cancel.
-import init, { accountStream, groupRuns, isKvledgerError } from "kvledger";
+import init, { accountStream, groupRuns, isKvledgerError, warmUp } from "kvledger";
 import type { DroppedFile, ErrorInfo, FromWorker, RunFigures, ToWorker } from "./protocol";
 
 const post = (m: FromWorker) => postMessage(m);
@@ -120,13 +120,25 @@ async function open(files: DroppedFile[]) {
   post({ type: "done", ms: performance.now() - started });
 }
 
+/** Stops the warm-up when a user's files arrive (the run in progress ends first). */
+const stopWarming = new AbortController();
+let warming: Promise<unknown> = Promise.resolve();
+
 const ready = init().then(
-  () => post({ type: "ready" }),
+  () => {
+    post({ type: "ready" });
+    // While the page waits for a drop: the module's hot code optimised before the first run,
+    // which then takes about a third of the time (BENCHMARKS.md). A failure only means a
+    // slower first run; the run itself reports any real error.
+    warming = warmUp({ signal: stopWarming.signal }).catch(() => undefined);
+  },
   (e) => post({ type: "fatal", error: errorInfo(e) }),
 );
 
 onmessage = async (ev: MessageEvent<ToWorker>) => {
   await ready;
+  stopWarming.abort();
+  await warming;
   if (ev.data.type === "open") {
     try {
       await open(ev.data.files);
