@@ -1,9 +1,12 @@
 // The WASM build's first calls in fresh Node processes: what a user who drops one run waits.
-//   node bench/first-calls.mjs [--processes N] [--calls N] FILE...
-// For each FILE, N processes (default 7), one after the other, each import the package's Node
-// entry (pkg/ from scripts/build-pkg) and call `accountRun([{ name, bytes }])` on the file
-// `--calls` times (default 5). It prints each process's import and call times (ms), then the
-// median first call and the median of each process's best later call.
+//   node bench/first-calls.mjs [--processes N] [--calls N] [--idle MS] FILE...
+// For each FILE, N pairs of processes (default 7), one after the other: each imports the
+// package's Node entry (pkg/ from scripts/build-pkg) and calls `accountRun([{ name, bytes }])`
+// on the file `--calls` times (default 5); the second of each pair first calls `warmUp()` and
+// waits `--idle` ms (default 500: a page or worker idle before the user's files arrive). It
+// prints each process's import, warm-up and call times (ms), then for both kinds the median
+// first call and the median of each process's best later call: the cold first call and the
+// one after `warmUp()` measured side by side in the same run.
 // V8 runs a module's functions first in baseline code and optimises the hot ones on other
 // threads, so the first call is slower than later ones, and by how much varies with the
 // machine's load. A median over fresh processes is steadier than any one run.
@@ -17,11 +20,18 @@ import { option } from "./args.mjs";
 
 const args = process.argv.slice(2);
 
-/** In the child: import, then `calls` calls; print the times as JSON. */
-async function child(file, calls) {
+/** In the child: import, warm up when `idleMs` is a number, then `calls` calls; print the times as JSON. */
+async function child(file, calls, idleMs) {
   let t = performance.now();
-  const { accountRun } = await import("../js/node.mjs");
+  const { accountRun, warmUp } = await import("../js/node.mjs");
   const importMs = performance.now() - t;
+  let warmMs;
+  if (idleMs !== undefined) {
+    t = performance.now();
+    await warmUp();
+    warmMs = performance.now() - t;
+    await new Promise((resolve) => setTimeout(resolve, idleMs));
+  }
   const files = [{ name: path.basename(file), bytes: readFileSync(file) }];
   const ms = [];
   for (let i = 0; i < calls; i++) {
@@ -29,7 +39,7 @@ async function child(file, calls) {
     accountRun(files);
     ms.push(performance.now() - t);
   }
-  process.stdout.write(JSON.stringify({ importMs, ms }));
+  process.stdout.write(JSON.stringify({ importMs, warmMs, ms }));
 }
 
 const median = (xs) => {
@@ -39,28 +49,36 @@ const median = (xs) => {
 };
 
 async function main() {
-  if (args[0] === "--child") return child(args[1], Number(args[2]));
+  if (args[0] === "--child") return child(args[1], Number(args[2]), args[3] === undefined ? undefined : Number(args[3]));
   const processes = Number(option(args, "--processes", "7"));
   const calls = Number(option(args, "--calls", "5"));
-  if (!args.length || !(processes >= 1) || !(calls >= 2)) {
-    console.error("usage: node bench/first-calls.mjs [--processes N] [--calls N>=2] FILE...");
+  const idle = Number(option(args, "--idle", "500"));
+  if (!args.length || !(processes >= 1) || !(calls >= 2) || !(idle >= 0)) {
+    console.error("usage: node bench/first-calls.mjs [--processes N] [--calls N>=2] [--idle MS] FILE...");
     process.exit(2);
   }
   const self = fileURLToPath(import.meta.url);
   for (const file of args) {
-    const firsts = [];
-    const warms = [];
+    const kinds = { cold: { firsts: [], warms: [] }, "after warmUp": { firsts: [], warms: [], warmUps: [] } };
     for (let p = 0; p < processes; p++) {
-      const out = execFileSync(process.execPath, [self, "--child", file, String(calls)], { maxBuffer: 1 << 20 });
-      const { importMs, ms } = JSON.parse(out);
-      firsts.push(ms[0]);
-      warms.push(Math.min(...ms.slice(1)));
-      console.log(`${path.basename(file)}: import ${importMs.toFixed(0)} ms, calls ${ms.map((m) => m.toFixed(0)).join(" ")} ms`);
+      for (const [kind, acc] of Object.entries(kinds)) {
+        const extra = kind === "cold" ? [] : [String(idle)];
+        const out = execFileSync(process.execPath, [self, "--child", file, String(calls), ...extra], { maxBuffer: 1 << 20 });
+        const { importMs, warmMs, ms } = JSON.parse(out);
+        acc.firsts.push(ms[0]);
+        acc.warms.push(Math.min(...ms.slice(1)));
+        if (warmMs !== undefined) acc.warmUps.push(warmMs);
+        const warm = warmMs === undefined ? "" : `, warmUp ${warmMs.toFixed(0)} ms + ${idle} ms idle`;
+        console.log(`${path.basename(file)} (${kind}): import ${importMs.toFixed(0)} ms${warm}, calls ${ms.map((m) => m.toFixed(0)).join(" ")} ms`);
+      }
     }
-    console.log(
-      `${file}: first call median ${median(firsts).toFixed(0)} ms (${Math.min(...firsts).toFixed(0)}-${Math.max(...firsts).toFixed(0)}), ` +
-        `best later call median ${median(warms).toFixed(0)} ms, ${processes} processes`,
-    );
+    for (const [kind, { firsts, warms, warmUps }] of Object.entries(kinds)) {
+      const warm = warmUps ? `, warmUp median ${median(warmUps).toFixed(0)} ms` : "";
+      console.log(
+        `${file} (${kind}): first call median ${median(firsts).toFixed(0)} ms (${Math.min(...firsts).toFixed(0)}-${Math.max(...firsts).toFixed(0)}), ` +
+          `best later call median ${median(warms).toFixed(0)} ms${warm}, ${processes} processes`,
+      );
+    }
   }
 }
 

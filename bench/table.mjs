@@ -48,6 +48,7 @@ const rows = native.map((n) => {
     fmt(python.has(k) ? python.get(k) / account : undefined),
     fmt(w ? Number(w.wasm_vs_native) : undefined),
     fmt(w ? Number(w.wasm_first_vs_native) : undefined),
+    fmt(w ? Number(w.wasm_warmed_first_vs_native) : undefined),
     fmt(rss.has(k) ? rss.get(k) / bytes : undefined),
     fmt(w ? Number(w.wasm_memory_vs_input) : undefined),
   ];
@@ -61,6 +62,7 @@ const head = [
   "account ÷ Python",
   "WASM ÷ native",
   "WASM 1st call ÷ native",
+  "WASM 1st call after warmUp ÷ native",
   "peak RSS ÷ input",
   "WASM memory ÷ input",
 ];
