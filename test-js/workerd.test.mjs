@@ -43,6 +43,14 @@ test("workerd: the worker is up and initialised", async () => {
   assert.deepEqual(await res.json(), { contract_version: "kvledger/1" });
 });
 
+test("workerd: warmUp accounts its generated runs", async () => {
+  const res = await fetch(`${base}/warm-up`, { signal: AbortSignal.timeout(30_000) });
+  assert.equal(res.status, 200, output);
+  const w = await res.json();
+  assert.equal(w.runs, 4, JSON.stringify(w));
+  assert.equal(w.aborted, false);
+});
+
 test("workerd: a real server-metrics export is inspected, epoch ns exact", async () => {
   const text = fixtureText(TIMESLICES);
   const res = await post("server_metrics_export.json", text);

@@ -17,6 +17,7 @@ const kvledgerWorker :Workerd.Worker = (
     (name = "js/bound.js", esModule = embed "../../js/bound.js"),
     (name = "js/api.js", esModule = embed "../../js/api.js"),
     (name = "js/error.js", esModule = embed "../../js/error.js"),
+    (name = "js/warm.js", esModule = embed "../../js/warm.js"),
     (name = "pkg/web/kvledger.js", esModule = embed "../../pkg/web/kvledger.js"),
     (name = "pkg/web/kvledger_bg.wasm", wasm = embed "../../pkg/web/kvledger_bg.wasm"),
     # `kvledger/pricing` under the `workerd` condition: the pricing module's own files.

@@ -1,7 +1,8 @@
 // A Worker that imports kvledger exactly as a consumer would ("kvledger", the workerd entry)
 // and answers POSTed artifacts with inspectRun's result: plain JSON data, sent as it is; and
-// POSTed points at /price with the pricing entry's ("kvledger/pricing") pricePoint.
-import { inspectRun, isKvledgerError, KvledgerError, contractVersion } from "kvledger";
+// POSTed points at /price with the pricing entry's ("kvledger/pricing") pricePoint; /warm-up
+// runs warmUp() (its generated runs through accountStream, setTimeout between them).
+import { inspectRun, isKvledgerError, KvledgerError, contractVersion, warmUp } from "kvledger";
 import * as pricing from "kvledger/pricing";
 
 export default {
@@ -14,6 +15,9 @@ export default {
         if (!pricing.isKvledgerError(e)) throw e;
         return Response.json({ error: e, instance: e instanceof pricing.KvledgerError }, { status: 400 });
       }
+    }
+    if (new URL(request.url).pathname === "/warm-up") {
+      return Response.json(await warmUp());
     }
     if (request.method !== "POST") {
       return Response.json({ contract_version: contractVersion() });
