@@ -88,19 +88,24 @@ function csvExport(n) {
   return out.join("\n") + "\n";
 }
 
-/** A JSON export's series: stats and `slices` one-second timeslices from the profiling start. */
-function exportSeries(i, labels, stats, slice, slices) {
-  const parts = [];
-  for (let k = 0; k < slices; k++) {
+/** The start of each one-second timeslice from the profiling start (`{"start_ns":…,"end_ns":…,`). */
+function sliceHeads(slices) {
+  return Array.from({ length: slices }, (_, k) => {
     const start = T0 + 10n * SECOND + BigInt(k) * SECOND;
-    parts.push(`{"start_ns":${start},"end_ns":${start + SECOND},${slice(k)}}`);
-  }
+    return `{"start_ns":${start},"end_ns":${start + SECOND},`;
+  });
+}
+
+/** A JSON export's series: its stats and a timeslice per head. */
+function exportSeries(i, labels, stats, slice, heads) {
+  const parts = heads.map((head, k) => `${head}${slice(k)}}`);
   return `{"endpoint_url":"${url(i)}","labels":${labels},"stats":{${stats}},"timeslices":[${parts.join(",")}]}`;
 }
 
 /** `server_metrics_export.json` of `n` endpoints and `slices` timeslices. */
 function jsonExport(n, slices) {
   const r = numbers(2);
+  const heads = sliceHeads(slices);
   const labels = `{"engine":"0","model_name":"${MODEL}"}`;
   const urls = Array.from({ length: n }, (_, i) => `"${url(i)}"`).join(",");
   const info = Array.from(
@@ -110,24 +115,22 @@ function jsonExport(n, slices) {
   const family = (name, type, series) => `"${name}":{"type":"${type}","description":"${name}","series":[${series.join(",")}]}`;
   const perEndpoint = (make) => Array.from({ length: n }, (_, i) => make(i));
   const counter = (name) =>
-    family(name, "counter", perEndpoint((i) => {
-      let total = 0;
-      return exportSeries(i, labels, `"total":${Math.floor(r(300000))}.0,"rate":${r(20000)}`, () => {
+    family(name, "counter", perEndpoint((i) =>
+      exportSeries(i, labels, `"total":${Math.floor(r(300000))}.0,"rate":${r(20000)}`, () => {
         const step = Math.floor(r(5000));
-        total += step;
         return `"total":${step}.0,"rate":${step}.0`;
-      }, slices);
-    }));
+      }, heads),
+    ));
   const gauge = (name) =>
     family(name, "gauge", perEndpoint((i) =>
-      exportSeries(i, labels, `"avg":${r(1)},"min":0.0,"max":${r(1)},"std":${r(1)},"p50":${r(1)},"p99":${r(1)}`, () => `"avg":${r(1)},"min":0.0,"max":${r(1)}`, slices),
+      exportSeries(i, labels, `"avg":${r(1)},"min":0.0,"max":${r(1)},"std":${r(1)},"p50":${r(1)},"p99":${r(1)}`, () => `"avg":${r(1)},"min":0.0,"max":${r(1)}`, heads),
     ));
   const metrics = [
     family("process_start_time_seconds", "gauge", perEndpoint((i) =>
-      exportSeries(i, "{}", `"avg":${1781776100 + i}.0,"min":${1781776100 + i}.0,"max":${1781776100 + i}.0`, () => `"avg":${1781776100 + i}.0,"min":${1781776100 + i}.0,"max":${1781776100 + i}.0`, slices),
+      exportSeries(i, "{}", `"avg":${1781776100 + i}.0,"min":${1781776100 + i}.0,"max":${1781776100 + i}.0`, () => `"avg":${1781776100 + i}.0,"min":${1781776100 + i}.0,"max":${1781776100 + i}.0`, heads),
     )),
     family("vllm:e2e_request_latency_seconds", "histogram", perEndpoint((i) =>
-      exportSeries(i, labels, `"count":20,"sum":${r(60)},"avg":${r(3)}`, () => `"count":2,"sum":${r(6)},"buckets":{"0.5":0,"1.0":1,"+Inf":2}`, slices),
+      exportSeries(i, labels, `"count":20,"sum":${r(60)},"avg":${r(3)}`, () => `"count":2,"sum":${r(6)},"buckets":{"0.5":0,"1.0":1,"+Inf":2}`, heads),
     )),
     gauge("vllm:kv_cache_usage_perc"),
     counter("vllm:prefix_cache_hits"),
