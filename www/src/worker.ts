@@ -120,17 +120,29 @@ async function open(files: DroppedFile[]) {
   post({ type: "done", ms: performance.now() - started });
 }
 
-/** Stops the warm-up when a user's files arrive (the run in progress ends first). */
-const stopWarming = new AbortController();
+/**
+ * While the worker waits for files: the module's hot code optimised before the next run, which
+ * then takes about a third of the time of a cold one (BENCHMARKS.md, `warmUp`). Stopped when
+ * files arrive (the generated run in progress ends first) and started again once they are
+ * done, until one warm-up has run whole. A failure only means slower runs: it is not retried,
+ * and a run reports any real error itself.
+ */
+let warmed = false;
+let stopWarming = new AbortController();
 let warming: Promise<unknown> = Promise.resolve();
+function warm() {
+  if (warmed) return;
+  stopWarming = new AbortController();
+  warming = warmUp({ signal: stopWarming.signal }).then(
+    (w) => (warmed = !w.aborted),
+    () => (warmed = true),
+  );
+}
 
 const ready = init().then(
   () => {
     post({ type: "ready" });
-    // While the page waits for a drop: the module's hot code optimised before the first run,
-    // which then takes about a third of the time (BENCHMARKS.md). A failure only means a
-    // slower first run; the run itself reports any real error.
-    warming = warmUp({ signal: stopWarming.signal }).catch(() => undefined);
+    warm();
   },
   (e) => post({ type: "fatal", error: errorInfo(e) }),
 );
@@ -146,4 +158,5 @@ onmessage = async (ev: MessageEvent<ToWorker>) => {
       post({ type: "fatal", error: errorInfo(e) });
     }
   }
+  warm();
 };
