@@ -33,5 +33,8 @@ export const {
   cacheObservation,
 } = api;
 
-/** Not in the pricing entries (js/pricing-public.js): its generated runs stay out of their bundles. */
-export const warmUp = makeWarmUp(api);
+/**
+ * Not in the pricing entries (js/pricing-public.js); marked pure, so a bundle that does not
+ * call it leaves out its generators (js/warm.js) too.
+ */
+export const warmUp = /* @__PURE__ */ makeWarmUp(api);

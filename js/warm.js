@@ -223,7 +223,7 @@ function captures(n) {
 }
 
 /** The generated runs, each a list of `{ name, bytes }`, made one at a time as asked. */
-export const WARM_RUNS = [
+export const WARM_RUNS = /* @__PURE__ */ [
   () => [
     { name: "server_metrics_export.csv", text: csvExport(160) },
     { name: "launch.json", text: launch(160) },
