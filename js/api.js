@@ -14,13 +14,13 @@ function join(path, key) {
   return `${path}[${JSON.stringify(key)}]`;
 }
 
-function badOptions(path, message) {
+export function badOptions(path, message) {
   return new KvledgerError("BAD_OPTIONS", path === "" ? message : `${path}: ${message}`, {
     json_path: path === "" ? undefined : path,
   });
 }
 
-function describe(value) {
+export function describe(value) {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object") {

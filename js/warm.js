@@ -7,7 +7,7 @@
 // The runs are generated here, in the shapes AIPerf's exports have, so that each reader's
 // common path (not an error path) is what runs: about 0.4-1.5 MB each.
 
-import { KvledgerError } from "./error.js";
+import { badOptions, describe } from "./api.js";
 
 /** Epoch ns of the generated runs' start (a bigint: ns are beyond 2^53). */
 const T0 = 1781776700000000000n;
@@ -244,16 +244,14 @@ export const WARM_RUNS = /* @__PURE__ */ [
 function signalOf(options) {
   if (options === undefined || options === null) return undefined;
   if (typeof options !== "object" || Array.isArray(options)) {
-    throw new KvledgerError("BAD_OPTIONS", "options: expected an object or nothing", { json_path: "options" });
+    throw badOptions("options", `expected an object or nothing, got ${describe(options)}`);
   }
   for (const key of Object.keys(options)) {
-    if (key !== "signal") {
-      throw new KvledgerError("BAD_OPTIONS", `options: unknown field \`${key}\`, expected \`signal\``, { json_path: "options" });
-    }
+    if (key !== "signal") throw badOptions("options", `unknown field \`${key}\`, expected \`signal\``);
   }
   const { signal } = options;
   if (signal !== undefined && (signal === null || typeof signal !== "object" || typeof signal.aborted !== "boolean")) {
-    throw new KvledgerError("BAD_OPTIONS", "options.signal: expected an AbortSignal", { json_path: "options.signal" });
+    throw badOptions("options.signal", `expected an AbortSignal, got ${describe(signal)}`);
   }
   return signal;
 }
