@@ -6,6 +6,7 @@
 //! `FamilyFilter` so unwanted families are skipped without being built.
 
 pub mod artifact;
+mod block16;
 pub mod count;
 pub mod discover;
 pub mod filter;

@@ -8,6 +8,7 @@
 //! not yet consumed (a partial line, a partial JSON value), so memory is bounded by the largest
 //! record, not by the file.
 
+use super::block16;
 use crate::error::{ErrorCode, ReadError};
 use std::io::Read;
 
@@ -157,64 +158,38 @@ pub fn find_newline(bytes: &[u8]) -> Option<usize> {
 /// ASCII: noted on the words already loaded, so a reader of text lines need not go over a
 /// line a second time to check its UTF-8 ([`line_text`]).
 pub fn find_newline_ascii(bytes: &[u8]) -> (Option<usize>, bool) {
-    let (start, ascii_before) = match blocks::scan(bytes) {
-        blocks::Scan::Found(at, ascii) => return (Some(at), ascii),
-        blocks::Scan::Passed(n, ascii) => (n, ascii),
+    let (start, ascii_before) = match scan_blocks(bytes) {
+        Scan::Found(at, ascii) => return (Some(at), ascii),
+        Scan::Passed(n, ascii) => (n, ascii),
     };
     let rest = bytes.get(start..).unwrap_or_default();
     let (found, ascii) = find_newline_words(rest);
     (found.map(|i| start + i), ascii_before && ascii)
 }
 
-/// Whole 16-byte blocks scanned with SSE2, which every x86-64 processor has: two compares and
-/// two mask moves per block, where the words below take a dozen operations per eight bytes
-/// (the scan was 5 % of reading a scrape JSONL natively).
-#[cfg(target_arch = "x86_64")]
-mod blocks {
-    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
-
-    pub enum Scan {
-        /// The first `\n` is at this index; whether every byte before it is ASCII.
-        Found(usize, bool),
-        /// No `\n` in the first this many bytes (whole blocks); whether they are ASCII.
-        Passed(usize, bool),
-    }
-
-    pub fn scan(bytes: &[u8]) -> Scan {
-        let blocks = bytes.chunks_exact(16);
-        let passed = bytes.len() - blocks.remainder().len();
-        let mut high = 0u32;
-        for (k, block) in blocks.enumerate() {
-            // SAFETY: SSE2 is part of the x86-64 baseline; the load reads the 16 bytes of
-            // `block` (unaligned load, any address).
-            let (newlines, non_ascii) = unsafe {
-                let v = _mm_loadu_si128(block.as_ptr().cast());
-                let nl = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8));
-                (_mm_movemask_epi8(nl) as u32, _mm_movemask_epi8(v) as u32)
-            };
-            if newlines != 0 {
-                let at = newlines.trailing_zeros();
-                let before = (1u32 << at) - 1;
-                return Scan::Found(k * 16 + at as usize, (high | (non_ascii & before)) == 0);
-            }
-            high |= non_ascii;
+/// The whole 16-byte blocks of `bytes` where the target compares that many at once
+/// ([`block16`]: two compares and two mask moves per block, where the words below take a dozen
+/// operations per eight bytes; the scan was 5 % of reading a scrape JSONL natively).
+fn scan_blocks(bytes: &[u8]) -> Scan {
+    let mut high = 0u32;
+    for (at, block) in block16::blocks(bytes) {
+        let newlines = block.equal(b'\n');
+        let non_ascii = block.high();
+        if newlines != 0 {
+            let k = newlines.trailing_zeros();
+            let before = (1u32 << k) - 1;
+            return Scan::Found(at + k as usize, (high | (non_ascii & before)) == 0);
         }
-        Scan::Passed(passed, high == 0)
+        high |= non_ascii;
     }
+    Scan::Passed(block16::passed(bytes), high == 0)
 }
 
-/// Elsewhere the words below do all of it.
-#[cfg(not(target_arch = "x86_64"))]
-mod blocks {
-    pub enum Scan {
-        #[allow(dead_code)]
-        Found(usize, bool),
-        Passed(usize, bool),
-    }
-
-    pub fn scan(_: &[u8]) -> Scan {
-        Scan::Passed(0, true)
-    }
+enum Scan {
+    /// The first `\n` is at this index; whether every byte before it is ASCII.
+    Found(usize, bool),
+    /// No `\n` in the first this many bytes (whole blocks); whether they are ASCII.
+    Passed(usize, bool),
 }
 
 /// [`find_newline_ascii`] eight bytes at a time.

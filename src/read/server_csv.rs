@@ -50,6 +50,7 @@
 //! Errors carry the line and, for a cell, the character column where the cell starts (for a
 //! bucket count, where the count starts).
 
+use super::block16;
 use crate::admission::{room_for_one, room_in_map};
 use crate::error::{ErrorCode, Position, ReadError};
 use crate::hash::Map as HashMap;
@@ -405,11 +406,11 @@ fn bytes_equal(word: u64, byte: u8) -> u64 {
 
 /// Push the comma-separated spans of `b` (as if it held no quote), up to the first `"`: `None`
 /// when there is none (the spans are then the line's cells), else its index (the spans pushed
-/// end before it, and more may follow it). Whole 16-byte blocks first where the processor has
-/// them ([`blocks`]), then eight bytes at a time.
+/// end before it, and more may follow it). Whole 16-byte blocks first where the target compares
+/// them at once ([`split_blocks`]), then eight bytes at a time.
 fn split_unquoted(b: &[u8], spans: &mut Vec<Span>) -> Option<usize> {
     let mut start = 0;
-    let passed = match blocks::split(b, &mut start, spans) {
+    let passed = match split_blocks(b, &mut start, spans) {
         Ok(passed) => passed,
         Err(quote) => return Some(quote),
     };
@@ -456,57 +457,32 @@ fn split_unquoted(b: &[u8], spans: &mut Vec<Span>) -> Option<usize> {
     None
 }
 
-/// Whole 16-byte blocks split with SSE2, which every x86-64 processor has: two compares and
-/// two mask moves per block, where the words take a dozen operations per eight bytes (the
-/// split was a tenth of reading the bench CSV natively).
-#[cfg(target_arch = "x86_64")]
-mod blocks {
-    use super::Span;
-    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
-
-    /// Push the spans that end at a comma in the whole blocks of `b`, from `start`, up to the
-    /// first quote: `Err` with its index, else `Ok` with the bytes passed.
-    pub fn split(b: &[u8], start: &mut usize, spans: &mut Vec<Span>) -> Result<usize, usize> {
-        let blocks = b.chunks_exact(16);
-        let passed = b.len() - blocks.remainder().len();
-        for (k, block) in blocks.enumerate() {
-            // SAFETY: SSE2 is part of the x86-64 baseline; the load reads the 16 bytes of
-            // `block` (unaligned load, any address).
-            let (quotes, mut commas) = unsafe {
-                let v = _mm_loadu_si128(block.as_ptr().cast());
-                let q = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-                let c = _mm_cmpeq_epi8(v, _mm_set1_epi8(b',' as i8));
-                (_mm_movemask_epi8(q) as u32, _mm_movemask_epi8(c) as u32)
-            };
-            if quotes != 0 {
-                // Only the commas before the quote.
-                commas &= quotes.wrapping_sub(1) & !quotes;
-            }
-            while commas != 0 {
-                let at = k * 16 + commas.trailing_zeros() as usize;
-                spans.push(Span {
-                    start: *start,
-                    end: at,
-                });
-                *start = at + 1;
-                commas &= commas - 1;
-            }
-            if quotes != 0 {
-                return Err(k * 16 + quotes.trailing_zeros() as usize);
-            }
+/// Push the spans that end at a comma in the whole 16-byte blocks of `b` ([`block16`]: two
+/// compares and two mask moves per block, where the words take a dozen operations per eight
+/// bytes; the split was a tenth of reading the bench CSV natively), from `start`, up to the
+/// first quote: `Err` with its index, else `Ok` with the bytes passed.
+fn split_blocks(b: &[u8], start: &mut usize, spans: &mut Vec<Span>) -> Result<usize, usize> {
+    for (at_block, block) in block16::blocks(b) {
+        let quotes = block.equal(b'"');
+        let mut commas = block.equal(b',');
+        if quotes != 0 {
+            // Only the commas before the quote.
+            commas &= quotes.wrapping_sub(1) & !quotes;
         }
-        Ok(passed)
+        while commas != 0 {
+            let at = at_block + commas.trailing_zeros() as usize;
+            spans.push(Span {
+                start: *start,
+                end: at,
+            });
+            *start = at + 1;
+            commas &= commas - 1;
+        }
+        if quotes != 0 {
+            return Err(at_block + quotes.trailing_zeros() as usize);
+        }
     }
-}
-
-/// Elsewhere the words do all of it.
-#[cfg(not(target_arch = "x86_64"))]
-mod blocks {
-    use super::Span;
-
-    pub fn split(_: &[u8], _: &mut usize, _: &mut [Span]) -> Result<usize, usize> {
-        Ok(0)
-    }
+    Ok(block16::passed(b))
 }
 
 /// The first `byte` in `b`.
