@@ -426,13 +426,22 @@ function makeStreaming(glue, usable, answer) {
   /**
    * A stream's reply: the raw class hands it over as it is written, in `Uint8Array`s of its
    * UTF-8 text (a piece may end inside a character), so that a large one is never whole in
-   * the module's linear memory.
+   * the module's linear memory. They are copied into one array out here and decoded once:
+   * decoded piece by piece, they made a string of pieces that V8 joined again before
+   * `JSON.parse` (a 16.5 MB reply: 40-77 ms against 17-38 ms). Each piece is let go once
+   * copied.
    */
   function joined(pieces) {
-    const decoder = new TextDecoder();
-    let text = "";
-    for (const piece of pieces) text += decoder.decode(piece, { stream: true });
-    return text + decoder.decode();
+    let length = 0;
+    for (const piece of pieces) length += piece.length;
+    const whole = new Uint8Array(length);
+    let at = 0;
+    for (let i = 0; i < pieces.length; i++) {
+      whole.set(pieces[i], at);
+      at += pieces[i].length;
+      pieces[i] = undefined;
+    }
+    return new TextDecoder().decode(whole);
   }
 
   /** The low-level push API (see the d.ts). */
