@@ -70,6 +70,26 @@ pub fn room_for_one<T>(v: &mut Vec<T>) -> bool {
     }
 }
 
+/// Room for `more` bytes at the end of `text`: when they do not fit, it grows (doubling, or to
+/// what they need, as `push_str` would) only if the new block is admitted; false when it was
+/// refused (nothing is written then).
+#[inline(never)]
+pub fn room_in_text(text: &mut String, more: usize) -> bool {
+    if more <= text.capacity() - text.len() {
+        return true;
+    }
+    let grown = text
+        .capacity()
+        .saturating_mul(2)
+        .max(text.len().saturating_add(more))
+        .max(8);
+    if !admit(grown) {
+        return false;
+    }
+    text.reserve_exact(grown - text.len());
+    true
+}
+
 /// The items a full list of `cap` items of `size` bytes grows by, if the grown block is
 /// admitted (one copy of this for every item type).
 #[inline(never)]
@@ -119,6 +139,11 @@ mod tests {
         10
     }
 
+    /// A limit of `limit` bytes with 10 in use.
+    fn limit_of(limit: u64) -> HeapLimit {
+        HeapLimit { limit, in_use: ten }
+    }
+
     #[test]
     fn a_refusal_is_sticky_and_scoped() {
         assert!(admit(usize::MAX));
@@ -133,6 +158,28 @@ mod tests {
         assert_eq!(under(limit, || admit_items::<u64>(11)), Some(true));
         // Outside a call nothing is limited.
         assert!(admit(usize::MAX));
+    }
+
+    #[test]
+    fn texts_grow_only_when_admitted() {
+        let mut t = String::with_capacity(16);
+        t.push_str("0123456789");
+        // Fits: nothing is asked.
+        assert_eq!(under(limit_of(0), || room_in_text(&mut t, 6)), Some(true));
+        assert_eq!(t.capacity(), 16);
+        // Doubles to 32 bytes, admitted within 10 + 32.
+        assert_eq!(under(limit_of(42), || room_in_text(&mut t, 7)), Some(true));
+        assert!(t.capacity() >= 32);
+        // Past the limit: refused, and the text is as it was.
+        let cap = t.capacity();
+        assert_eq!(under(limit_of(50), || room_in_text(&mut t, 100)), None);
+        assert_eq!((t.as_str(), t.capacity()), ("0123456789", cap));
+        // More than doubling: grown to what is needed.
+        assert_eq!(
+            under(limit_of(1000), || room_in_text(&mut t, 100)),
+            Some(true)
+        );
+        assert!(t.capacity() >= 110);
     }
 
     #[test]

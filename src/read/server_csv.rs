@@ -51,7 +51,7 @@
 //! bucket count, where the count starts).
 
 use super::block16;
-use crate::admission::{room_for_one, room_in_map};
+use crate::admission::{room_for_one, room_in_map, room_in_text};
 use crate::error::{ErrorCode, Position, ReadError};
 use crate::hash::Map as HashMap;
 use crate::model::labels::push_pair;
@@ -1040,7 +1040,10 @@ impl Store {
                 }
             }
         }
-        let endpoint = self.endpoints.id(endpoint);
+        // Refused under a memory budget: the file fails (see `crate::admission`).
+        let Some(endpoint) = self.endpoints.id(endpoint) else {
+            return Ok(());
+        };
         let set = self.label_sets.of_row(row, cols);
         let family = self.families.family(name, known, || Family {
             name: name.to_string(),
@@ -1105,7 +1108,10 @@ impl Store {
             return Err(row.err(cols.key, "column `Key` is empty"));
         }
         let value = row.cell(cols.value);
-        let endpoint = self.endpoints.id(endpoint);
+        // Refused under a memory budget: the file fails (see `crate::admission`).
+        let Some(endpoint) = self.endpoints.id(endpoint) else {
+            return Ok(());
+        };
         let family = self.families.family(name, known, || Family {
             name: name.to_string(),
             metric_type: MetricType::Gauge,
@@ -1126,13 +1132,24 @@ impl Store {
                 ),
             ));
         }
-        let pair = (self.info.strings.id(key, 0), self.info.strings.id(value, 1));
+        let (Some(key), Some(value)) =
+            (self.info.strings.id(key, 0), self.info.strings.id(value, 1))
+        else {
+            return Ok(());
+        };
+        let pair = (key, value);
         let open = match self.info.current(endpoint, family, pair.0) {
             Some(i) => i,
             None => {
+                if !self.info.room_to_open() {
+                    return Ok(());
+                }
                 // An info metric's value is 1 by convention.
                 let one = Some(1.0);
                 let at = if self.lean {
+                    if !room_for_one(&mut self.lean_series) {
+                        return Ok(());
+                    }
                     let values = [one, one, one];
                     // Its labels are set when the section ends (`close_info`).
                     let s = CsvSeries::new(family, endpoint, u32::MAX, values);
@@ -1358,25 +1375,38 @@ struct Endpoints {
 }
 
 impl Endpoints {
-    fn id(&mut self, display: &str) -> u32 {
+    /// The endpoint `display` names; none when a new one's room was refused under a memory
+    /// budget ([`crate::admission`]: the file then fails). A CSV can name hundreds of
+    /// thousands of endpoints, and these tables doubling unadmitted took a stream's linear
+    /// memory to 78 MB before its refusal.
+    fn id(&mut self, display: &str) -> Option<u32> {
         // A family's rows list the endpoints in the order the previous family did: the next
         // endpoint, the same one again (another label set) or the first one is likely.
         for seq in [self.last + 1, self.last, 0] {
             if let Some((d, id)) = self.display(seq) {
                 if same_from_end(d, display) {
                     self.last = seq;
-                    return id;
+                    return Some(id);
                 }
             }
         }
         if let Some(&seq) = self.by_display.get(display) {
             self.last = seq as usize;
-            return self.displays.get(self.last).map_or(u32::MAX, |d| d.1);
+            return Some(self.displays.get(self.last).map_or(u32::MAX, |d| d.1));
+        }
+        if !room_in_map(&mut self.by_display)
+            || !room_for_one(&mut self.displays)
+            || !room_in_text(&mut self.display_text, display.len())
+        {
+            return None;
         }
         let url = endpoint_url_from_display(display);
         let id = match self.by_url.get(&url) {
             Some(&id) => id,
             None => {
+                if !room_in_map(&mut self.by_url) || !room_for_one(&mut self.urls) {
+                    return None;
+                }
                 let id = u32::try_from(self.urls.len()).unwrap_or(u32::MAX);
                 self.urls.push(Arc::from(url.as_str()));
                 self.by_url.insert(url, id);
@@ -1388,7 +1418,7 @@ impl Endpoints {
         self.by_display.insert(display.to_string(), seq);
         self.display_text.push_str(display);
         self.displays.push((self.display_text.len(), id));
-        id
+        Some(id)
     }
 
     /// The display form first seen `seq`th, and its endpoint.
@@ -1568,6 +1598,12 @@ impl InfoSeries {
         (!o.pairs.iter().any(|p| p.0 == key)).then_some(i as usize)
     }
 
+    /// Whether a series may be opened: its tables admitted under a memory budget
+    /// ([`crate::admission`]; refused, the file fails).
+    fn room_to_open(&mut self) -> bool {
+        room_in_map(&mut self.current) && room_for_one(&mut self.open)
+    }
+
     /// Start a series for (endpoint, family): its index in `open`.
     fn open(&mut self, endpoint: u32, family: u32, at: usize) -> usize {
         let i = self.open.len();
@@ -1588,11 +1624,15 @@ impl InfoSeries {
         std::mem::take(&mut self.open)
     }
 
-    /// The id in `all` of the label set of sorted (name, value) ids.
+    /// The id in `all` of the label set of sorted (name, value) ids (`u32::MAX` when a new
+    /// set's room was refused under a memory budget: the file then fails).
     fn labels(&mut self, pairs: Vec<(u32, u32)>, all: &mut LabelSets) -> u32 {
         let key = pairs_key(&pairs);
         if let Some(&id) = self.sets.get(&key) {
             return id;
+        }
+        if !room_in_map(&mut self.sets) || !room_for_one(&mut all.list) {
+            return u32::MAX;
         }
         let labels: Labels = pairs
             .iter()
@@ -1628,15 +1668,19 @@ struct Strings {
 }
 
 impl Strings {
-    /// The id of `s`; `slot` says which of the last ids to try first (0 key, 1 value).
-    fn id(&mut self, s: &str, slot: usize) -> u32 {
+    /// The id of `s`; `slot` says which of the last ids to try first (0 key, 1 value). None
+    /// when a new string's room was refused under a memory budget (the file then fails).
+    fn id(&mut self, s: &str, slot: usize) -> Option<u32> {
         let last = self.last.get(slot).copied().unwrap_or(u32::MAX);
         if self.list.get(last as usize).is_some_and(|l| l == s) {
-            return last;
+            return Some(last);
         }
         let id = match self.ids.get(s) {
             Some(&id) => id,
             None => {
+                if !room_in_map(&mut self.ids) || !room_for_one(&mut self.list) {
+                    return None;
+                }
                 let id = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
                 self.ids.insert(s.to_string(), id);
                 self.list.push(s.to_string());
@@ -1646,7 +1690,7 @@ impl Strings {
         if let Some(l) = self.last.get_mut(slot) {
             *l = id;
         }
-        id
+        Some(id)
     }
 
     fn get(&self, id: u32) -> &str {
