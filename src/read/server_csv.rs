@@ -1132,12 +1132,13 @@ impl Store {
                 ),
             ));
         }
-        let (Some(key), Some(value)) =
+        // Refused under a memory budget: the file fails (see `crate::admission`).
+        let (Some(key_id), Some(value_id)) =
             (self.info.strings.id(key, 0), self.info.strings.id(value, 1))
         else {
             return Ok(());
         };
-        let pair = (key, value);
+        let pair = (key_id, value_id);
         let open = match self.info.current(endpoint, family, pair.0) {
             Some(i) => i,
             None => {
