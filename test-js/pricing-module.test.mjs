@@ -4,6 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import * as full from "kvledger";
@@ -68,4 +69,47 @@ test("require('kvledger/pricing') (pkg/pricing.cjs) loads the pricing module and
   assert.deepStrictEqual(cjs.rateCards(), pricing.rateCards());
   const point = { observed: { throughput_per_gpu: 2000, input_share: 0.9 } };
   assert.deepStrictEqual(cjs.pricePoint(point), pricing.pricePoint(point));
+});
+
+/** The features a module's `target_features` custom section lists, each with its prefix (`+`
+ * used), as LLVM writes it and wasm-opt keeps it: what an engine must have to compile it. */
+function targetFeatures(bytes) {
+  const decoder = new TextDecoder();
+  let at = 8;
+  const leb = () => {
+    let n = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = bytes[at++];
+      n += (b & 0x7f) * 2 ** shift;
+      if (!(b & 0x80)) return n;
+    }
+  };
+  const out = [];
+  while (at < bytes.length) {
+    const id = bytes[at++];
+    const end = leb() + at;
+    if (id === 0) {
+      const nameLength = leb();
+      const name = decoder.decode(bytes.subarray(at, at + nameLength));
+      at += nameLength;
+      if (name === "target_features") {
+        for (let n = leb(); n > 0; n--) {
+          const prefix = String.fromCharCode(bytes[at++]);
+          const length = leb();
+          out.push(prefix + decoder.decode(bytes.subarray(at, at + length)));
+          at += length;
+        }
+      }
+    }
+    at = end;
+  }
+  return out;
+}
+
+test("the pricing module needs no WebAssembly SIMD (the dashboard's visitors' browsers); the full module uses it", () => {
+  const features = (dir) => targetFeatures(readFileSync(path.join(ROOT, "pkg", dir, "kvledger_bg.wasm")));
+  const pricingFeatures = features("pricing");
+  assert.ok(pricingFeatures.includes("+bulk-memory"), pricingFeatures.join(" "));
+  assert.ok(!pricingFeatures.includes("+simd128"), pricingFeatures.join(" "));
+  assert.ok(features("web").includes("+simd128"), features("web").join(" "));
 });
