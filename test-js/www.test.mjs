@@ -356,6 +356,21 @@ test("readable at 200 % zoom: no horizontal scrolling of the page", async () => 
   await page.close();
 });
 
+test("a browser that cannot compile the module (no WebAssembly SIMD) is told so", async () => {
+  const page = await browser.newPage();
+  // An engine without SIMD rejects the module's compilation; every way the glue may compile it
+  // is made to reject the same way.
+  await page.addInitScript(() => {
+    const refuse = () => Promise.reject(new WebAssembly.CompileError("WebAssembly.instantiate(): invalid simd opcode"));
+    for (const name of ["instantiate", "instantiateStreaming", "compile", "compileStreaming"]) WebAssembly[name] = refuse;
+  });
+  await page.goto(`${base}/index.html`);
+  await page.waitForFunction(() => document.getElementById("status")?.textContent?.startsWith("kvledger could not start"));
+  const status = await page.textContent("#status");
+  assert.match(status, /invalid simd opcode \(this browser cannot compile kvledger's WebAssembly module: it needs WebAssembly SIMD, in Chrome and Edge 91, Firefox 89, Safari 16\.4 and later\)$/);
+  await page.close();
+});
+
 test("the app is static and offline: only its own folder is fetched", async () => {
   const page = await browser.newPage();
   const foreign = [];

@@ -255,7 +255,9 @@ async function start() {
   try {
     await init();
   } catch (e) {
-    return setStatus(`kvledger could not start: ${(e as Error).message}`);
+    // The module needs WebAssembly SIMD (README, Install): say so where an engine lacks it.
+    const why = e instanceof WebAssembly.CompileError ? " (this browser cannot compile kvledger's WebAssembly module: it needs WebAssembly SIMD, in Chrome and Edge 91, Firefox 89, Safari 16.4 and later)" : "";
+    return setStatus(`kvledger could not start: ${(e as Error).message}${why}`);
   }
   $("contract").textContent = contractVersion();
   $("version").textContent = packageVersion();
