@@ -122,6 +122,9 @@ function initFailed(how, e, where) {
   let hint = "pass the .wasm yourself: `init(url)` with the URL where kvledger_bg.wasm is served, or `initSync({ module: bytes })` (the file ships as `kvledger/kvledger_bg.wasm`)";
   if (/\/\.vite\/deps\//.test(`${cause} ${where ?? ""}`)) {
     hint = "Vite's dev server pre-bundled kvledger into node_modules/.vite/deps/ without its .wasm: add `optimizeDeps: { exclude: [\"kvledger\"] }` to vite.config (README, Bundlers)";
+  } else if (typeof WebAssembly !== "undefined" && e instanceof WebAssembly.CompileError) {
+    // Fetched but not compiled: an engine without a feature the module uses, or not the file.
+    hint = "use an engine with the WebAssembly features the module uses (README, Install: the full module needs SIMD, in Chrome and Edge 91, Firefox 89, Safari 16.4, Node 16.4 and later), and check that the .wasm given is the package's own";
   }
   return new KvledgerError("INIT_FAILED", `${how}: the WebAssembly module could not be loaded${where ? ` from ${where}` : ""}: ${cause}. Fix: ${hint}`, { cause: e });
 }

@@ -255,9 +255,7 @@ async function start() {
   try {
     await init();
   } catch (e) {
-    // The module needs WebAssembly SIMD (README, Install): say so where an engine lacks it.
-    const why = e instanceof WebAssembly.CompileError ? " (this browser cannot compile kvledger's WebAssembly module: it needs WebAssembly SIMD, in Chrome and Edge 91, Firefox 89, Safari 16.4 and later)" : "";
-    return setStatus(`kvledger could not start: ${(e as Error).message}${why}`);
+    return setStatus(`kvledger could not start: ${(e as Error).message}`);
   }
   $("contract").textContent = contractVersion();
   $("version").textContent = packageVersion();
