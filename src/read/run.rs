@@ -666,6 +666,9 @@ pub struct RunReader {
     fold: Option<Folded>,
     current: Option<Current>,
     done: Vec<FileDone>,
+    /// The places in `done` of the files that failed: asked of every file begun, a scan of
+    /// `done` was quadratic in a run's files (20,000 captures: 7.7 % of its time).
+    failed: Vec<usize>,
     bytes_read: u64,
 }
 
@@ -677,6 +680,7 @@ impl RunReader {
             fold: None,
             current: None,
             done: Vec::new(),
+            failed: Vec::new(),
             bytes_read: 0,
         }
     }
@@ -793,6 +797,7 @@ impl RunReader {
             .last()
             .is_some_and(|d| matches!(d.outcome, Outcome::Failed(_)))
         {
+            self.failed.push(self.done.len() - 1);
             self.drop_outputs();
         }
     }
@@ -907,12 +912,13 @@ impl RunReader {
     /// that have failed (errors are reported in the order [`assemble`] gives).
     fn could_matter(&self, name: &str, kind: ArtifactKind) -> bool {
         let manifest = kind == ArtifactKind::CaptureManifest;
-        self.done.iter().all(|d| match &d.outcome {
-            Outcome::Failed(_) if d.kind == ArtifactKind::CaptureManifest => {
+        let mut failed = self.failed.iter().filter_map(|&i| self.done.get(i));
+        failed.all(|d| {
+            if d.kind == ArtifactKind::CaptureManifest {
                 manifest && name < d.name.as_str()
+            } else {
+                manifest || name < d.name.as_str()
             }
-            Outcome::Failed(_) => manifest || name < d.name.as_str(),
-            _ => true,
         })
     }
 
