@@ -3,12 +3,13 @@
 
     python3 bench/shapes.py [--cli PATH] [--data DIR] [--scale K] [--only SHAPE,...]
 
-A shape is a file whose size grows along one axis an upload can push: label sets of one
-counter, series that appear one per scrape, metric names, endpoints, timeslices out of order,
-labels per series, histogram buckets, per-request records. The baseline is the same shape at n,
-in the same run: time(4n) / time(n) near 4 is linear, near 16 quadratic. Each run is the best of
-three (wall seconds, and the CLI's peak RSS from `wait4`); RSS / input is beside. Benchmarks are not
-tests: nothing here fails on a slow machine. --scale multiplies every n (0.25 for a quick look).
+A shape is a file (or a run's folder of many files) whose size grows along one axis an upload
+can push: label sets of one counter, series that appear one per scrape, metric names,
+endpoints, timeslices out of order, labels per series, histogram buckets, per-request records,
+files of one endpoint each. The baseline is the same shape at n, in the same run: time(4n) /
+time(n) near 4 is linear, near 16 quadratic. Each run is the best of three (wall seconds, and
+the CLI's peak RSS from GNU time); RSS / input is beside. Benchmarks are not tests: nothing here
+fails on a slow machine. --scale multiplies every n (0.25 for a quick look).
 """
 import argparse
 import json
@@ -159,7 +160,22 @@ def records(f, n):
         f.write(json.dumps(row, separators=(",", ":")) + "\n")
 
 
-# name: (file name, writer, n)
+def files_captures(d, n):
+    # Each capture is its own endpoint (`capture:<file>`): per-endpoint state must not grow
+    # with the files met before (an endpoint's places by file were quadratic in files).
+    for i in range(n):
+        with open(os.path.join(d, "capture-%06d.prom" % i), "w") as f:
+            f.write("# TYPE vllm:prefix_cache_queries counter\n")
+            f.write('vllm:prefix_cache_queries_total{engine="0",model_name="m"} %d.0 %d\n' % (i, T0 // 10**6 + i))
+
+
+def files_scrapes(d, n):
+    for i in range(n):
+        with open(os.path.join(d, "r%06d.server_metrics_export.jsonl" % i), "w") as f:
+            f.writelines(scrape_line("http://h%d:8000/metrics" % i, T0 + s * S, vllm(s)) for s in range(3))
+
+
+# name: (file name, or None for a writer of many files into the run's folder; writer, n)
 SHAPES = {
     "jsonl_label_sets": ("server_metrics_export.jsonl", jsonl_label_sets, 5_000),
     "jsonl_series_per_scrape": ("server_metrics_export.jsonl", jsonl_series_per_scrape, 25_000),
@@ -176,6 +192,8 @@ SHAPES = {
     "prom_labels": ("capture.prom", prom_labels, 5_000),
     "prom_buckets": ("capture.prom", prom_buckets, 50_000),
     "records": ("profile_export.jsonl", records, 100_000),
+    "files_captures": (None, files_captures, 2_000),
+    "files_scrapes": (None, files_scrapes, 2_000),
 }
 
 
@@ -235,11 +253,16 @@ def main():
         for k in (n, 4 * n):
             d = os.path.join(data, "%s-%d" % (name, k))
             os.makedirs(d, exist_ok=True)
-            path = os.path.join(d, file_name)
-            if not os.path.exists(path):
-                with open(path, "w") as f:
-                    write(f, k)
-            size = os.path.getsize(path)
+            if file_name is None:
+                if not os.listdir(d):
+                    write(d, k)
+                size = sum(os.path.getsize(os.path.join(d, x)) for x in os.listdir(d))
+            else:
+                path = os.path.join(d, file_name)
+                if not os.path.exists(path):
+                    with open(path, "w") as f:
+                        write(f, k)
+                size = os.path.getsize(path)
             secs, rss = timed(a.cli, d)
             cells.append((size, secs, rss))
         (b1, s1, r1), (b4, s4, r4) = cells
