@@ -331,16 +331,20 @@ fn refuse_typed_counters(
 const HEAD: usize = 4096;
 
 /// What one file of the run gave.
+///
+/// The large models are boxed: every file read is held as one until the run is assembled, and
+/// the enum was as large as an export's model (424 bytes) for each of a run's thousands of
+/// captures.
 enum Output {
-    ServerJson(ServerMetricsExport),
-    ServerCsv(ServerMetricsExport),
+    ServerJson(Box<ServerMetricsExport>),
+    ServerCsv(Box<ServerMetricsExport>),
     Scrapes(Vec<Scrape>),
     /// A Prometheus capture read without its metadata: [`RunReader::finish`] applies it, once
     /// every manifest has been read.
     Capture(Scrape),
     Profile(ProfileExport),
-    Summary(RunSummary),
-    Launch(LaunchFacts),
+    Summary(Box<RunSummary>),
+    Launch(Box<LaunchFacts>),
     Manifest(Vec<(String, CaptureMeta)>),
     /// A scrape JSONL folded as it was read ([`RunReader::with_fold`]): its scrapes are in the
     /// fold; kept here are its large untyped values, in file order.
@@ -496,7 +500,8 @@ impl FileRead for ExportReader {
     }
 
     fn finish(self: Box<Self>) -> Result<Output, Refusal> {
-        self.finish_export().map(Output::ServerJson)
+        self.finish_export()
+            .map(|export| Output::ServerJson(Box::new(export)))
     }
 }
 
@@ -577,7 +582,9 @@ fn reader_for(
         }
         ArtifactKind::ServerMetricsJson => Box::new(ExportReader::new(&name, filter)),
         ArtifactKind::ServerMetricsCsv => {
-            streamed(ServerCsvReader::new(&name, &filter), Output::ServerCsv)
+            streamed(ServerCsvReader::new(&name, &filter), |export| {
+                Output::ServerCsv(Box::new(export))
+            })
         }
         ArtifactKind::ServerMetricsJsonl => streamed(
             ScrapeJsonlReader::new(&name, &filter),
@@ -589,10 +596,12 @@ fn reader_for(
             Output::Capture,
         ),
         ArtifactKind::ProfileJsonl => streamed(ProfileJsonlReader::new(&name), Output::Profile),
-        ArtifactKind::RunSummary => streamed(RunSummaryReader::new(&name), Output::Summary),
+        ArtifactKind::RunSummary => streamed(RunSummaryReader::new(&name), |summary| {
+            Output::Summary(Box::new(summary))
+        }),
         ArtifactKind::LaunchFacts => streamed(
             Gather::new(move |b: &[u8]| read_launch_json(&name, utf8(&name, b)?)),
-            Output::Launch,
+            |launch| Output::Launch(Box::new(launch)),
         ),
         ArtifactKind::CaptureManifest => streamed(
             Gather::new(move |b: &[u8]| read_manifest(&name, b)),
@@ -1257,11 +1266,11 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
         match output {
             Some(Output::ServerJson(export)) => {
                 note_id(&name, &export.benchmark_id);
-                server_json = Some((name, export));
+                server_json = Some((name, *export));
             }
             Some(Output::ServerCsv(export)) => {
                 note_id(&name, &export.benchmark_id);
-                server_csv = Some((name, export));
+                server_csv = Some((name, *export));
             }
             Some(Output::Scrapes(set)) => {
                 for s in set {
@@ -1277,9 +1286,9 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
             Some(Output::Profile(p)) => profile = Some(p),
             Some(Output::Summary(s)) => {
                 note_id(&name, &s.benchmark_id);
-                summary = Some(s);
+                summary = Some(*s);
             }
-            Some(Output::Launch(l)) => launch_file = Some(l),
+            Some(Output::Launch(l)) => launch_file = Some(*l),
             Some(Output::Folded(larges)) => folded.push((name, larges)),
             Some(Output::Manifest(_)) | None => {}
         }
