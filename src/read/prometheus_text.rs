@@ -857,6 +857,9 @@ fn flatten(
         return (table, Vec::new(), Vec::new());
     }
     table.series.reserve_exact(n);
+    // Exactly: a first push reserves four, and a run holds thousands of captures of a few
+    // families each until it is assembled.
+    table.families.reserve_exact(families.len());
     let mut samples = Vec::with_capacity(n);
     for (name, acc) in families {
         let family = u32::try_from(table.families.len()).unwrap_or(u32::MAX);
