@@ -80,3 +80,35 @@ fn dropped_files_give_the_walkers_runs_in_any_order() {
     reversed.reverse();
     assert_eq!(summary(&reversed), (runs, stray));
 }
+
+/// A run 32 folders down is found; a folder 33 down refuses the directory, naming it: it is
+/// never skipped without a word (folders below 12 were, and a run there was missing).
+#[test]
+fn a_deep_run_is_found_and_a_deeper_folder_is_refused_by_name() {
+    let top = std::env::temp_dir().join(format!("kvledger-deep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&top);
+    let jsonl = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/jsonl/vllm-1-record.server_metrics_export.jsonl"
+    );
+    let rel32: Vec<String> = (0..32).map(|i| format!("d{i}")).collect();
+    let run = top.join(rel32.join("/"));
+    std::fs::create_dir_all(&run).expect("mkdir");
+    std::fs::copy(jsonl, run.join("server_metrics_export.jsonl")).expect("copy");
+    let found = discover_runs(&top).expect("32 folders down is searched");
+    let roots: Vec<&str> = found.runs.iter().map(|r| r.root.as_str()).collect();
+    assert_eq!(roots, [rel32.join("/")]);
+
+    std::fs::create_dir_all(run.join("d32")).expect("mkdir");
+    let err = discover_runs(&top).expect_err("33 folders down is refused");
+    assert_eq!(err.code.as_str(), "IO");
+    assert!(
+        err.message.contains(&format!(
+            "`{}/d32` is more than 32 folders below",
+            rel32.join("/")
+        )),
+        "{}",
+        err.message
+    );
+    let _ = std::fs::remove_dir_all(&top);
+}

@@ -15,10 +15,13 @@ use crate::error::{ErrorCode, ReadError};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-/// Deeper than any layout seen (`sweep/point/aiperf_artifacts/run_0/` is 4).
-const MAX_DEPTH: usize = 12;
-/// A directory with more files than this is not a results folder (e.g. a home directory).
-const MAX_FILES: usize = 100_000;
+/// Folders below a directory searched, at most (`sweep/point/aiperf_artifacts/run_0/` is 4; a
+/// producer's results tree by platform, date, model, shape and concurrency about 9). Deeper
+/// is refused, not skipped: a run there would be missing from a batch without a word.
+const MAX_DEPTH: usize = 32;
+/// A directory with more files than this is not a results folder (e.g. a home directory). A
+/// producer's tree of 40,000 runs of a dozen files each fits.
+const MAX_FILES: usize = 1_000_000;
 
 fn io_err(path: &Path, what: &str, e: &std::io::Error) -> ReadError {
     ReadError::whole(
@@ -66,9 +69,14 @@ pub fn walk(dir: &Path) -> Result<Vec<String>, ReadError> {
             // symlink_metadata: a link to a folder is not followed (no cycles).
             let ft = std::fs::symlink_metadata(&path).map_err(|e| io_err(&path, "stat", &e))?;
             if ft.is_dir() {
-                if depth < MAX_DEPTH {
-                    stack.push((path, rel_path, depth + 1));
+                if depth >= MAX_DEPTH {
+                    return Err(ReadError::whole(
+                        ErrorCode::Io,
+                        &dir.display().to_string(),
+                        format!("`{rel_path}` is more than {MAX_DEPTH} folders below this directory: not a results folder"),
+                    ));
                 }
+                stack.push((path, rel_path, depth + 1));
             } else if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
                 out.push(rel_path);
                 if out.len() > MAX_FILES {
