@@ -36,7 +36,6 @@ use crate::read::json_stream::{at, refused_number_position};
 use crate::read::locate::{serde_error_position, serde_offset, LineCol, OwnedPath};
 use crate::read::push::{self, PushReader};
 use crate::read::FamilyFilter;
-use crate::strmap::StrMap;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::collections::{BTreeMap, BTreeSet};
@@ -736,8 +735,10 @@ enum Level {
 struct SectionAcc {
     name: &'static str,
     families: Vec<Family>,
-    /// Name → (index of the first occurrence in `families`, occurrences so far).
-    by_name: StrMap<(usize, usize)>,
+    /// Name → (index of the first occurrence in `families`, occurrences so far). Hashed: a
+    /// sorted map inserted into in file order was quadratic in an export's families (80,000
+    /// in shuffled order: 42 % of `inspect`'s 3.3 s).
+    by_name: crate::hash::Map<String, (usize, usize)>,
     skipped: u32,
 }
 
@@ -1371,13 +1372,14 @@ impl ExportState {
                         ),
                     ));
                 }
-                section.by_name.insert(&family.name, (i, n + 1));
+                if let Some(entry) = section.by_name.get_mut(&family.name) {
+                    *entry = (i, n + 1);
+                }
                 self.merged.push(path);
             }
             None => {
-                section
-                    .by_name
-                    .insert(&family.name, (section.families.len(), 1));
+                let first = (section.families.len(), 1);
+                section.by_name.insert(family.name.clone(), first);
                 section.families.push(family);
             }
         }
