@@ -82,13 +82,21 @@ fn role_from_labels(labels: &Labels, disaggregated_run: bool) -> Option<Role> {
 }
 
 /// The launch facts' roles by `host:port`, built once (a lookup per endpoint instead of a
-/// scan of every launch list).
+/// scan of every launch list). The lists are sorted first, so the map grows at its end: put
+/// in list order, a launch file of 100,000 shuffled endpoints took 2 s (quadratic).
 fn launch_roles(launch: &LaunchFacts) -> StrMap<RoleSet> {
+    let lists = [
+        (&launch.prefill_endpoints, Role::Prefill),
+        (&launch.decode_endpoints, Role::Decode),
+        (&launch.agg_endpoints, Role::Unified),
+    ];
+    let listed = lists
+        .iter()
+        .flat_map(|(list, role)| list.iter().map(move |e| (e.as_str(), *role)));
+    let roles = launch.endpoint_roles.iter().map(|(e, r)| (e.as_str(), *r));
+    let mut listed: Vec<(&str, Role)> = listed.chain(roles).collect();
+    crate::sort::sort_by(&mut listed, |a, b| a.0.cmp(b.0));
     let mut roles: StrMap<RoleSet> = StrMap::new();
-    let listed = (launch.prefill_endpoints.iter().map(|e| (e, Role::Prefill)))
-        .chain(launch.decode_endpoints.iter().map(|e| (e, Role::Decode)))
-        .chain(launch.agg_endpoints.iter().map(|e| (e, Role::Unified)))
-        .chain(launch.endpoint_roles.iter().map(|(e, r)| (e, *r)));
     for (hp, role) in listed {
         roles.get_or_default(hp).insert(role);
     }
