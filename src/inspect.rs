@@ -348,6 +348,50 @@ struct FamilyAcc {
     in_warmup: bool,
 }
 
+/// Accumulators by key while a run is read, put in key order once at the end. Found by hash:
+/// keys come in file order, and a sorted map grown in that order was quadratic in them (an
+/// export of 80,000 families in shuffled order, or scrapes naming as many).
+struct ByKey<V> {
+    at: crate::hash::Map<String, usize>,
+    items: Vec<V>,
+}
+
+impl<V: Default> ByKey<V> {
+    fn new() -> Self {
+        ByKey {
+            at: crate::hash::Map::default(),
+            items: Vec::new(),
+        }
+    }
+
+    fn get_or_default(&mut self, key: &str) -> &mut V {
+        let i = match self.at.get(key) {
+            Some(&i) => i,
+            None => {
+                self.at.insert(key.to_owned(), self.items.len());
+                self.items.push(V::default());
+                self.items.len() - 1
+            }
+        };
+        &mut self.items[i]
+    }
+
+    fn get_mut(&mut self, key: &str) -> Option<&mut V> {
+        let i = *self.at.get(key)?;
+        self.items.get_mut(i)
+    }
+
+    /// The pairs in key order.
+    fn sorted(self) -> Vec<(String, V)> {
+        let mut keys: Vec<(String, usize)> = self.at.into_iter().collect();
+        crate::sort::sort_by(&mut keys, |a, b| a.0.cmp(&b.0));
+        let mut items: Vec<Option<V>> = self.items.into_iter().map(Some).collect();
+        keys.into_iter()
+            .filter_map(|(k, i)| Some((k, items.get_mut(i)?.take()?)))
+            .collect()
+    }
+}
+
 fn add(a: &mut u32, n: usize) {
     *a = a.saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
 }
@@ -367,8 +411,8 @@ fn max_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 }
 
 fn add_family(
-    endpoints: &mut StrMap<EndpointAcc>,
-    families: &mut StrMap<FamilyAcc>,
+    endpoints: &mut ByKey<EndpointAcc>,
+    families: &mut ByKey<FamilyAcc>,
     family: &Family,
     source: &'static str,
     warmup: bool,
@@ -477,8 +521,8 @@ fn launch_info(launch: &LaunchFacts, seen: &BTreeSet<String>) -> LaunchInfo {
 
 /// Summarise a run. Deterministic: every list is sorted, independent of input order.
 pub fn inspect_run(run: &Run) -> RunInspection {
-    let mut endpoints: StrMap<EndpointAcc> = StrMap::new();
-    let mut families: StrMap<FamilyAcc> = StrMap::new();
+    let mut endpoints: ByKey<EndpointAcc> = ByKey::new();
+    let mut families: ByKey<FamilyAcc> = ByKey::new();
     let mut server_metrics = Vec::new();
     let mut notes = Vec::new();
     let mut evidence = Evidence::default();
@@ -693,7 +737,9 @@ pub fn inspect_run(run: &Run) -> RunInspection {
     evidence.run_summary = run.summary.is_some();
     evidence.launch_facts = run.launch.is_some();
 
-    let seen: BTreeSet<String> = crate::sort::set_of(endpoints.keys().map(|u| host_port(u)));
+    let endpoints = endpoints.sorted();
+    let families = families.sorted();
+    let seen: BTreeSet<String> = crate::sort::set_of(endpoints.iter().map(|(u, _)| host_port(u)));
     let launch = run.launch.as_ref().map(|l| launch_info(l, &seen));
     if let Some(l) = &launch {
         if !l.not_scraped.is_empty() {
@@ -706,7 +752,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
     if endpoints.is_empty() {
         notes.push("no server metrics in the inputs".to_string());
     }
-    for (key, fam) in families.iter() {
+    for (key, fam) in &families {
         if fam.spellings.len() > 1 {
             let names: Vec<&str> = fam.spellings.iter().map(String::as_str).collect();
             notes.push(format!(
@@ -734,7 +780,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
         benchmark_ids: run.benchmark_ids.clone(),
         server_metrics,
         endpoints: endpoints
-            .into_pairs()
+            .into_iter()
             .map(|(url, e)| EndpointInspection {
                 host_port: host_port(&url),
                 path_role: role_from_path(&url),
@@ -755,7 +801,7 @@ pub fn inspect_run(run: &Run) -> RunInspection {
             })
             .collect(),
         families: families
-            .into_pairs()
+            .into_iter()
             .map(|(key, f)| FamilyInspection {
                 name: f
                     .spellings
