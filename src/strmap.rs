@@ -3,8 +3,10 @@
 //!
 //! Each `BTreeMap<String, V>` compiles its own node code per value type (1.5–4 KB of wasm each,
 //! issue 11); here only `Vec` insertion is per type. Iteration is in key order, as a
-//! `BTreeMap`'s; inserting is linear in the map's length, so it is for maps of a few thousand
-//! keys (endpoints, families), not for per-sample keys.
+//! `BTreeMap`'s; inserting is linear in the map's length, so it is for maps grown in key order
+//! (at their end, no move) or of a few keys, never for keys in an order an upload chooses:
+//! filled in file order, an export's families, the families `inspect` met in scrapes and a
+//! launch file's endpoints each made a run quadratic (sort them first, or find them by hash).
 
 /// The keys, sorted and distinct, and `values[i]` for `keys[i]`.
 #[derive(Debug, Clone, PartialEq)]
