@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Linearity under hostile shapes: each shape generated at n and 4n, accounted by the CLI.
 
-    python3 bench/shapes.py [--cli PATH] [--data DIR] [--scale K] [--only SHAPE,...]
+    python3 bench/shapes.py [--cli PATH] [--data DIR] [--scale K] [--only SHAPE,...] [--command inspect]
 
 A shape is a file (or a run's folder of many files) whose size grows along one axis an upload
 can push: label sets of one counter, series that appear one per scrape, metric names,
@@ -14,6 +14,7 @@ fails on a slow machine. --scale multiplies every n (0.25 for a quick look).
 import argparse
 import json
 import os
+import random
 import subprocess
 import tempfile
 import time
@@ -175,6 +176,32 @@ def files_scrapes(d, n):
             f.writelines(scrape_line("http://h%d:8000/metrics" % i, T0 + s * S, vllm(s)) for s in range(3))
 
 
+def export_names_shuffled(f, n):
+    names = ["x_metric_%d" % i for i in range(n)]
+    random.Random(1).shuffle(names)
+    export(f, {name: [export_series("http://h:8000/metrics", {"engine": "0"}, [(T0, T0 + S, 1)])] for name in names})
+
+
+def jsonl_names_shuffled(f, n):
+    names = ["x_metric_%d_total" % i for i in range(n)]
+    random.Random(1).shuffle(names)
+    for s in range(3):
+        m = vllm(s)
+        m.update({name: [{"value": float(s)}] for name in names})
+        f.write(scrape_line("http://h:8000/metrics", T0 + s * S, m))
+
+
+def launch_endpoints(d, n):
+    # A launch file listing n endpoints in shuffled order beside a small run: its roles map was
+    # grown in list order (quadratic).
+    hosts = ["10.%d.%d.%d:8000" % ((i >> 16) & 255, (i >> 8) & 255, i & 255) for i in range(n)]
+    random.Random(1).shuffle(hosts)
+    with open(os.path.join(d, "launch.json"), "w") as f:
+        json.dump({"prefill_endpoints": hosts[: n // 2], "decode_endpoints": hosts[n // 2 :], "disaggregated": True}, f)
+    with open(os.path.join(d, "server_metrics_export.jsonl"), "w") as f:
+        f.writelines(scrape_line("http://10.0.0.0:8000/metrics", T0 + s * S, vllm(s)) for s in range(3))
+
+
 # name: (file name, or None for a writer of many files into the run's folder; writer, n)
 SHAPES = {
     "jsonl_label_sets": ("server_metrics_export.jsonl", jsonl_label_sets, 5_000),
@@ -194,10 +221,13 @@ SHAPES = {
     "records": ("profile_export.jsonl", records, 100_000),
     "files_captures": (None, files_captures, 2_000),
     "files_scrapes": (None, files_scrapes, 2_000),
+    "export_names_shuffled": ("server_metrics_export.json", export_names_shuffled, 20_000),
+    "jsonl_names_shuffled": ("server_metrics_export.jsonl", jsonl_names_shuffled, 5_000),
+    "launch_endpoints": (None, launch_endpoints, 25_000),
 }
 
 
-def timed(cli, path):
+def timed(cli, path, command="account"):
     """Best of three: (wall seconds, peak RSS bytes of the CLI process).
 
     The peak RSS is GNU time's (`/usr/bin/time -f %M`): a child forked from this Python
@@ -209,7 +239,7 @@ def timed(cli, path):
     best = None
     with tempfile.NamedTemporaryFile(prefix="kvledger-shapes-rss-") as rss_file:
         for _ in range(3):
-            cmd = [cli, "account", "--json", path]
+            cmd = [cli, command, "--json", path]
             if gnu_time:
                 cmd = [gnu_time, "-f", "%M", "-o", rss_file.name] + cmd
             t = time.perf_counter()
@@ -238,6 +268,8 @@ def main():
     ap.add_argument("--data", default=None, help="keep the generated files here")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--only", default=None)
+    ap.add_argument("--command", default="account", choices=["account", "inspect"],
+                    help="the CLI command timed (inspect reads every family, account only its own)")
     a = ap.parse_args()
     data = a.data or tempfile.mkdtemp(prefix="kvledger-shapes-")
     only = set(a.only.split(",")) if a.only else None
@@ -263,7 +295,7 @@ def main():
                     with open(path, "w") as f:
                         write(f, k)
                 size = os.path.getsize(path)
-            secs, rss = timed(a.cli, d)
+            secs, rss = timed(a.cli, d, a.command)
             cells.append((size, secs, rss))
         (b1, s1, r1), (b4, s4, r4) = cells
         ratio = s4 / s1 if s1 > 0 else float("nan")
