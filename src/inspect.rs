@@ -352,7 +352,7 @@ struct FamilyAcc {
 /// keys come in file order, and a sorted map grown in that order was quadratic in them (an
 /// export of 80,000 families in shuffled order, or scrapes naming as many).
 struct ByKey<V> {
-    at: crate::hash::Map<String, usize>,
+    at: crate::hash::Map<String, u32>,
     items: Vec<V>,
 }
 
@@ -366,11 +366,13 @@ impl<V: Default> ByKey<V> {
 
     fn get_or_default(&mut self, key: &str) -> &mut V {
         let i = match self.at.get(key) {
-            Some(&i) => i,
+            Some(&i) => i as usize,
             None => {
-                self.at.insert(key.to_owned(), self.items.len());
+                let i = self.items.len();
+                self.at
+                    .insert(key.to_owned(), u32::try_from(i).unwrap_or(u32::MAX));
                 self.items.push(V::default());
-                self.items.len() - 1
+                i
             }
         };
         &mut self.items[i]
@@ -378,16 +380,16 @@ impl<V: Default> ByKey<V> {
 
     fn get_mut(&mut self, key: &str) -> Option<&mut V> {
         let i = *self.at.get(key)?;
-        self.items.get_mut(i)
+        self.items.get_mut(i as usize)
     }
 
     /// The pairs in key order.
     fn sorted(self) -> Vec<(String, V)> {
-        let mut keys: Vec<(String, usize)> = self.at.into_iter().collect();
+        let mut keys: Vec<(String, u32)> = self.at.into_iter().collect();
         crate::sort::sort_by(&mut keys, |a, b| a.0.cmp(&b.0));
         let mut items: Vec<Option<V>> = self.items.into_iter().map(Some).collect();
         keys.into_iter()
-            .filter_map(|(k, i)| Some((k, items.get_mut(i)?.take()?)))
+            .filter_map(|(k, i)| Some((k, items.get_mut(i as usize)?.take()?)))
             .collect()
     }
 }

@@ -735,10 +735,12 @@ enum Level {
 struct SectionAcc {
     name: &'static str,
     families: Vec<Family>,
-    /// Name → (index of the first occurrence in `families`, occurrences so far). Hashed: a
-    /// sorted map inserted into in file order was quadratic in an export's families (80,000
-    /// in shuffled order: 42 % of `inspect`'s 3.3 s).
-    by_name: crate::hash::Map<String, (usize, usize)>,
+    /// Name → index of its first occurrence in `families`. Hashed: a sorted map inserted into
+    /// in file order was quadratic in an export's families (80,000 in shuffled order: 42 % of
+    /// `inspect`'s 3.3 s).
+    by_name: crate::hash::Map<String, u32>,
+    /// Occurrences of each family's key so far, beside `families`.
+    occurrences: Vec<usize>,
     skipped: u32,
 }
 
@@ -1150,7 +1152,9 @@ impl ExportState {
         if !wanted {
             section.skipped = section.skipped.saturating_add(1);
         }
-        let nth = section.by_name.get(&name).map_or(0, |(_, n)| *n);
+        let first = section.by_name.get(&name).map(|&i| i as usize);
+        let nth = first.and_then(|i| section.occurrences.get(i).copied());
+        let nth = nth.unwrap_or(0);
         self.family = Some(FamilyAcc {
             name,
             nth,
@@ -1359,8 +1363,8 @@ impl ExportState {
         let section = self.section.get_or_insert_with(SectionAcc::default);
         // A repeated key: JSON parsers keep the last one, so the same bytes in another key
         // order would price differently. Merge identical repeats, refuse others.
-        match section.by_name.get(&family.name).copied() {
-            Some((i, n)) => {
+        match section.by_name.get(&family.name).map(|&i| i as usize) {
+            Some(i) => {
                 if section.families.get(i) != Some(&family) {
                     return Err(ReadError::new(
                         ErrorCode::DuplicateKey,
@@ -1372,15 +1376,16 @@ impl ExportState {
                         ),
                     ));
                 }
-                if let Some(entry) = section.by_name.get_mut(&family.name) {
-                    *entry = (i, n + 1);
+                if let Some(n) = section.occurrences.get_mut(i) {
+                    *n += 1;
                 }
                 self.merged.push(path);
             }
             None => {
-                let first = (section.families.len(), 1);
-                section.by_name.insert(family.name.clone(), first);
+                let i = u32::try_from(section.families.len()).unwrap_or(u32::MAX);
+                section.by_name.insert(family.name.clone(), i);
                 section.families.push(family);
+                section.occurrences.push(1);
             }
         }
         Ok(())
