@@ -141,16 +141,18 @@ fn group_paths(paths: &[&str], recognition: &dyn Fn(&str) -> Recognition) -> Dis
     );
     // Runs are the deepest roots: a root with another root below it only holds runs. No
     // run lies below another, so a folder is in one run at most.
-    let leaves: BTreeSet<&str> = roots
-        .iter()
-        .copied()
-        .filter(|r| below(&roots, r).next().is_none())
-        .collect();
-    let launch_dirs: BTreeSet<&str> = files
-        .iter()
-        .filter(|(_, r)| **r == Recognition::Read(ArtifactKind::LaunchFacts))
-        .map(|(p, _)| parent(p))
-        .collect();
+    let leaves: BTreeSet<&str> = crate::sort::set_of(
+        roots
+            .iter()
+            .copied()
+            .filter(|r| below(&roots, r).next().is_none()),
+    );
+    let launch_dirs: BTreeSet<&str> = crate::sort::set_of(
+        files
+            .iter()
+            .filter(|(_, r)| **r == Recognition::Read(ArtifactKind::LaunchFacts))
+            .map(|(p, _)| parent(p)),
+    );
 
     let mut groups: StrMap<RunGroup> = StrMap::new();
     for r in &leaves {
