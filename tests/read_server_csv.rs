@@ -245,6 +245,41 @@ fn info_repeated_key_starts_new_series() {
     assert_eq!(&*f.series[2].endpoint_url, "http://h:2/metrics");
 }
 
+/// A series of many keys (found through an index past 16, by a scan below) starts anew at
+/// its first repeated key, whichever key repeats, on each endpoint apart.
+#[test]
+fn info_series_of_many_keys_start_anew_at_a_repeated_key() {
+    for n in [3usize, 16, 17, 40] {
+        for repeat in [0, n / 2, n - 1] {
+            let mut csv = String::from("Endpoint,Metric,Key,Value,Description\n");
+            for ep in ["h:1", "h:2"] {
+                for k in 0..n {
+                    csv.push_str(&format!("{ep},x_info,k{k},{k},d\n"));
+                }
+                csv.push_str(&format!("{ep},x_info,k{repeat},again,d\n"));
+                csv.push_str(&format!("{ep},x_info,other,1,d\n"));
+            }
+            let e = read_str(&csv).unwrap();
+            let f = family(&e, "x_info");
+            let shape: Vec<(String, usize)> = f
+                .series
+                .iter()
+                .map(|s| (s.endpoint_url.to_string(), s.labels.len()))
+                .collect();
+            let want = vec![
+                ("http://h:1/metrics".to_string(), n),
+                ("http://h:1/metrics".to_string(), 2),
+                ("http://h:2/metrics".to_string(), n),
+                ("http://h:2/metrics".to_string(), 2),
+            ];
+            assert_eq!(shape, want, "{n} keys, k{repeat} again");
+            let again = format!("k{repeat}");
+            assert_eq!(f.series[1].labels.get(&again).unwrap(), "again");
+            assert_eq!(f.series[0].labels.get(&again).unwrap(), repeat.to_string());
+        }
+    }
+}
+
 #[test]
 fn filter_with_alias_spellings() {
     let filter = FamilyFilter::only([
