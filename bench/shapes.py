@@ -134,6 +134,13 @@ def csv_names(f, n):
     f.writelines(csv_row("x_metric_%d" % i, "0") for i in range(n))
 
 
+def csv_info_keys(f, n):
+    f.write(CSV_HEAD)
+    f.write(csv_row("vllm:kv_cache_usage_perc", "0"))
+    f.write("\nEndpoint,Metric,Key,Value,Description\n")
+    f.writelines("10.0.0.1:8000,vllm:cache_config_info,key_%d,%d,d\n" % (i, i) for i in range(n))
+
+
 def prom_series(f, n):
     f.write("# TYPE vllm:prefix_cache_queries counter\n")
     f.writelines('vllm:prefix_cache_queries_total{engine="%d",model_name="m"} %d.0\n' % (i, i) for i in range(n))
@@ -215,6 +222,7 @@ SHAPES = {
     "export_endpoint_grids": ("server_metrics_export.json", export_endpoint_grids, 2_000),
     "csv_label_sets": ("server_metrics_export.csv", csv_label_sets, 20_000),
     "csv_names": ("server_metrics_export.csv", csv_names, 20_000),
+    "csv_info_keys": ("server_metrics_export.csv", csv_info_keys, 25_000),
     "prom_series": ("capture.prom", prom_series, 50_000),
     "prom_labels": ("capture.prom", prom_labels, 5_000),
     "prom_buckets": ("capture.prom", prom_buckets, 50_000),
