@@ -148,24 +148,33 @@ fn summed_series<'a>(
     out
 }
 
-/// Slices summed across series by their stated bounds (each series' slices are sorted; a
-/// sorted vector with binary search keeps the module small: no new map or sort instantiation).
+/// Slices summed across series by their stated bounds: every series' slices in one list,
+/// sorted by bounds (stable: equal bounds keep series order, the order their masses are added
+/// in) and merged. Put one by one into a sorted vector, series whose bounds differ made the
+/// timeline quadratic (8,000 series of 40 slices each, offset by a microsecond: 25.6 s in Node).
 fn sum_slices(series: &[&SeriesEvidence], warmup: bool) -> Vec<Slice> {
-    let mut out: Vec<Slice> = Vec::new();
-    for s in series {
-        let slices = if warmup {
-            s.warmup_slices()
-        } else {
-            &s.slices[..]
-        };
-        for sl in slices.iter() {
-            match out.binary_search_by(|o| (o.start_ns, o.end_ns).cmp(&(sl.start_ns, sl.end_ns))) {
-                Ok(i) => out[i].total += sl.total,
-                Err(i) => out.insert(i, *sl),
-            }
+    let mut all: Vec<Slice> = series
+        .iter()
+        .flat_map(|s| slices_of(s, warmup).iter().copied())
+        .collect();
+    crate::sort::sort_by_key(&mut all, |s| (s.start_ns, s.end_ns));
+    let mut out: Vec<Slice> = Vec::with_capacity(all.len());
+    for sl in all {
+        match out.last_mut() {
+            Some(o) if (o.start_ns, o.end_ns) == (sl.start_ns, sl.end_ns) => o.total += sl.total,
+            _ => out.push(sl),
         }
     }
     out
+}
+
+/// A series' profiling slices, or its warmup ones.
+fn slices_of(s: &SeriesEvidence, warmup: bool) -> &[Slice] {
+    if warmup {
+        s.warmup_slices()
+    } else {
+        &s.slices
+    }
 }
 
 /// Samples summed across series by time (the pools of one endpoint come from one scrape):
@@ -476,6 +485,64 @@ mod tests {
 
     /// Series of one or two endpoints with leading 0s of different lengths, values of both
     /// signs of zero: the sum taking each instant's 0s once is the one-by-one sum, to the bit.
+    /// Slices summed as before: each put into a sorted vector in series order.
+    fn sum_slices_one_by_one(series: &[&SeriesEvidence]) -> Vec<Slice> {
+        let mut out: Vec<Slice> = Vec::new();
+        for s in series {
+            for sl in s.slices.iter() {
+                let key = (sl.start_ns, sl.end_ns);
+                match out.binary_search_by(|o| (o.start_ns, o.end_ns).cmp(&key)) {
+                    Ok(i) => out[i].total += sl.total,
+                    Err(i) => out.insert(i, *sl),
+                }
+            }
+        }
+        out
+    }
+
+    /// Bounds shared, offset, nested and repeated within a series, masses whose sum depends on
+    /// their order: the merged sort sums each bound's slices in the same order, to the bit.
+    #[test]
+    fn slices_sum_as_put_one_by_one() {
+        let mut rng = crate::synth::rng::Rng::new(13, 0);
+        for _ in 0..500 {
+            let n = 1 + rng.next_u64() % 5;
+            let series: Vec<SeriesEvidence> = (0..n)
+                .map(|_| {
+                    let k = rng.next_u64() % 6;
+                    let mut slices: Vec<Slice> = (0..k)
+                        .map(|_| {
+                            let start = 100 * (rng.next_u64() % 4) + 7 * (rng.next_u64() % 2);
+                            let end = start + 100 * (1 + rng.next_u64() % 2);
+                            let total = [0.1, 1e16, -0.0, 3.0, 0.2, f64::NAN]
+                                [(rng.next_u64() % 6) as usize];
+                            Slice {
+                                start_ns: start,
+                                end_ns: end,
+                                total,
+                            }
+                        })
+                        .collect();
+                    slices.sort_by_key(|s| s.start_ns);
+                    SeriesEvidence {
+                        slices: Arc::from(slices),
+                        ..Default::default()
+                    }
+                })
+                .collect();
+            let refs: Vec<&SeriesEvidence> = series.iter().collect();
+            let bits = |v: Vec<Slice>| -> Vec<(u64, u64, u64)> {
+                v.into_iter()
+                    .map(|s| (s.start_ns, s.end_ns, s.total.to_bits()))
+                    .collect()
+            };
+            assert_eq!(
+                bits(sum_slices(&refs, false)),
+                bits(sum_slices_one_by_one(&refs))
+            );
+        }
+    }
+
     #[test]
     fn leading_zeros_sum_as_explicit_ones() {
         let mut rng = crate::synth::rng::Rng::new(12, 0);
