@@ -1578,7 +1578,8 @@ struct InfoSeries {
     /// the [`LabelSets`] of the rows' sets, one copy each.
     sets: HashMap<Vec<u8>, u32>,
     /// The keys of the open series with more than [`SCANNED_KEYS`] pairs, by (index in
-    /// `open`, key id) (see [`pair_key`]).
+    /// `open`, key id) (see [`pair_key`]): a set, its values unused, in the one map type the
+    /// reader's tables share (less code in the .wasm).
     keys: HashMap<Vec<u8>, u32>,
 }
 
