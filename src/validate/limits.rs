@@ -34,8 +34,8 @@ pub struct UploadLimits {
     pub timeslices: u64,
     /// Label keys of one series (members of one `labels` object).
     pub label_keys: u64,
-    /// Bytes of heap the raw artifacts' reader may have in use (counted where the heap is
-    /// counted: the WASM build; natively the other limits bound memory).
+    /// Bytes of heap the raw artifacts' reading and accounting may have in use (counted where
+    /// the heap is counted: the WASM build; natively the other limits bound memory).
     pub memory_budget: u64,
 }
 

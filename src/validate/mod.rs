@@ -79,8 +79,8 @@ impl UploadValidator {
         })
     }
 
-    /// Count the heap with `probe` against `limits.memory_budget` while reading the raw
-    /// artifacts (the WASM build passes its counting allocator's live bytes).
+    /// Count the heap with `probe` against `limits.memory_budget` while reading and accounting
+    /// the raw artifacts (the WASM build passes its counting allocator's live bytes).
     pub fn with_memory_probe(mut self, probe: MemoryProbe) -> Self {
         self.memory = Some(probe);
         self
@@ -211,7 +211,7 @@ impl UploadValidator {
             ..
         } = self;
         match body.finish(&limits, memory) {
-            Ok(parts) => verdict::assemble(parts, &limits, &policy),
+            Ok(parts) => verdict::assemble(parts, &limits, &policy, memory),
             Err(issue) => verdict::refused(issue, &limits),
         }
     }

@@ -2,22 +2,32 @@
 //! claims' comparison put together, errors apart from warnings, and the outcome decided by
 //! the gravest error (a limit, then a malformed upload, then refused claims).
 
+use super::bundle::MemoryProbe;
 use super::bundle::Parts;
 use super::claims;
 use super::codes::{Claim, ClaimStatus, Issue, Outcome, UploadCode, UploadVerdict};
 use super::limits::UploadLimits;
 use super::result::{self, Kind, RateOf};
-use crate::account::{account_run, Accounting, Policy};
+use crate::account::fold::Folded;
+use crate::account::{account_run_folded, Accounting, Policy};
+use crate::admission::{self, HeapLimit};
 use crate::error::ErrorCode;
 use crate::read::run::RunReader;
+use crate::read::Run;
 
 /// A verdict decided by one error met while reading (nothing after it was read).
 pub fn refused(issue: Issue, limits: &UploadLimits) -> UploadVerdict {
     build(vec![issue], Vec::new(), None, limits)
 }
 
-/// The verdict of an upload read to its end.
-pub fn assemble(parts: Parts, limits: &UploadLimits, policy: &Policy) -> UploadVerdict {
+/// The verdict of an upload read to its end; `memory` counts the heap against
+/// `limits.memory_budget` while the raw artifacts are accounted, as while they were read.
+pub fn assemble(
+    parts: Parts,
+    limits: &UploadLimits,
+    policy: &Policy,
+    memory: Option<MemoryProbe>,
+) -> UploadVerdict {
     let Some((bytes, file)) = parts.result else {
         let issue = Issue::new(UploadCode::ResultMissing, "the upload has no result JSON");
         return refused(issue, limits);
@@ -29,7 +39,7 @@ pub fn assemble(parts: Parts, limits: &UploadLimits, policy: &Policy) -> UploadV
     let mut issues = checked.issues;
     let recomputed = parts
         .run
-        .and_then(|run| recompute(run, policy, limits, &mut issues));
+        .and_then(|run| recompute(run, policy, limits, memory, &mut issues));
     let priced_claims = checked.fields.iter().any(|f| priced(f.kind));
     // `check` has read the bytes as UTF-8 already.
     let text = std::str::from_utf8(&bytes).unwrap_or_default();
@@ -65,10 +75,11 @@ fn recompute(
     run: RunReader,
     policy: &Policy,
     limits: &UploadLimits,
+    memory: Option<MemoryProbe>,
     issues: &mut Vec<Issue>,
 ) -> Option<Accounting> {
-    match run.finish() {
-        Ok(run) => {
+    match run.finish_folded() {
+        Ok((run, fold)) => {
             for f in &run.ignored {
                 issues.push(
                     Issue::new(
@@ -78,7 +89,7 @@ fn recompute(
                     .in_file(&f.name),
                 );
             }
-            Some(account_run(&run, policy))
+            account_within(run, fold, policy, limits, memory, issues)
         }
         Err(e) if e.code == ErrorCode::NoArtifacts => None,
         // The run reader's own budget is the upload's `memory_budget` limit: a 413, not a
@@ -106,6 +117,38 @@ fn recompute(
             None
         }
     }
+}
+
+/// The run accounted, its tables admitted under `memory_budget` as `accountStream`'s are
+/// under its budget: past it, the named limit (413), not an accounting made in memory an edge
+/// isolate may not have.
+fn account_within(
+    run: Run,
+    fold: Folded,
+    policy: &Policy,
+    limits: &UploadLimits,
+    memory: Option<MemoryProbe>,
+    issues: &mut Vec<Issue>,
+) -> Option<Accounting> {
+    let account = || account_run_folded(run, fold, policy);
+    let Some(in_use) = memory else {
+        return Some(account());
+    };
+    let limit = HeapLimit {
+        limit: limits.memory_budget,
+        in_use,
+    };
+    let accounted = admission::under(limit, account);
+    if accounted.is_none() {
+        issues.push(Issue::limit(
+            limits.hit("memory_budget", None),
+            format!(
+                "accounting the raw artifacts needs more heap than the budget of {} bytes: a table of their series would pass it",
+                limits.memory_budget
+            ),
+        ));
+    }
+    accounted
 }
 
 /// How grave an outcome is: the verdict takes the gravest of its errors.
