@@ -242,12 +242,12 @@ fn group_paths(paths: &[&str], recognition: &dyn Fn(&str) -> Recognition) -> Dis
     Discovery { runs, ignored }
 }
 
-/// One run of a set of files: its root (`.` for the top folder) and the run, or the error
-/// that stopped reading it.
+/// One run of a set of files: its root (`.` for the top folder) and the run (or what was
+/// made of it), or the error that stopped reading it.
 #[derive(Debug)]
-pub struct RunRead {
+pub struct RunRead<T = Run> {
     pub run: String,
-    pub result: Result<Run, ReadError>,
+    pub result: Result<T, ReadError>,
 }
 
 /// Group files whose names are relative paths into runs (names recognised as [`group_runs`]
@@ -258,6 +258,22 @@ pub fn read_runs(
     inputs: &[InputFile<'_>],
     options: &RunOptions,
 ) -> (Vec<RunRead>, Vec<IgnoredFile>) {
+    read_runs_with(inputs, options, |files, options, ignored| {
+        read_run(files, options).map(|mut run| {
+            add_ignored(&mut run, ignored);
+            run
+        })
+    })
+}
+
+/// [`read_runs`], each run given to `read` (its files, and the files its folders hold that are
+/// not read) one after the other: what `read` returns is all that is kept of a run while the
+/// next is read (an accounting, not the run's evidence).
+pub fn read_runs_with<T>(
+    inputs: &[InputFile<'_>],
+    options: &RunOptions,
+    mut read: impl FnMut(&[InputFile<'_>], &RunOptions, Vec<IgnoredFile>) -> Result<T, ReadError>,
+) -> (Vec<RunRead<T>>, Vec<IgnoredFile>) {
     let by_path: BTreeMap<String, &InputFile<'_>> =
         crate::sort::map_of(inputs.iter().map(|f| (normalise_path(&f.name), f)));
     let names: Vec<&String> = by_path.keys().collect();
@@ -281,11 +297,7 @@ pub fn read_runs(
                 .iter()
                 .filter_map(|p| by_path.get(p).map(|f| (*f).clone()))
                 .collect();
-            let result = read_run(&files, options).map(|mut run| {
-                run.ignored.extend(g.ignored);
-                crate::sort::sort_by(&mut run.ignored, |a, b| a.cmp(b));
-                run
-            });
+            let result = read(&files, options, g.ignored);
             let run = if g.root.is_empty() {
                 ".".to_string()
             } else {
@@ -295,6 +307,12 @@ pub fn read_runs(
         })
         .collect();
     (runs, discovery.ignored)
+}
+
+/// A run's files not read, with those of its folders that no run reads (sorted by name).
+pub fn add_ignored(run: &mut Run, ignored: Vec<IgnoredFile>) {
+    run.ignored.extend(ignored);
+    crate::sort::sort_by(&mut run.ignored, |a, b| a.cmp(b));
 }
 
 #[cfg(test)]
