@@ -124,7 +124,7 @@ impl GzipDecoder {
         match &self.state {
             State::Header(buf) if matches!(header_len(buf), Ok(Some(_))) => {
                 self.inflater.reset(DataFormat::Raw);
-                self.crc = Crc32::new();
+                self.crc.restart();
                 self.member_len = 0;
                 self.deflate_at = self.offset;
                 self.state = State::Deflate;
@@ -237,9 +237,14 @@ fn header_len(buf: &[u8]) -> Result<Option<usize>, &'static str> {
     Ok((buf.len() >= at).then_some(at))
 }
 
-/// CRC-32 (IEEE 802.3, reflected, as gzip uses it), byte at a time from a table.
-#[derive(Clone, Copy)]
-struct Crc32(u32);
+/// CRC-32 (IEEE 802.3, reflected, as gzip uses it) eight bytes at a time ("slicing by eight"): `tables[k][n]` is the
+/// CRC of byte `n` followed by `k` zero bytes. A byte at a time, the CRC was three quarters of
+/// the decoder's time (0.2 of 0.27 s natively on a 96 MB bundle; the decoder 0.09 s now). The
+/// tables past the first are made with the decoder (8 KiB), not kept in the module's data.
+struct Crc32 {
+    value: u32,
+    tables: Box<[[u32; 256]; 8]>,
+}
 
 const CRC_TABLE: [u32; 256] = {
     let mut table = [0u32; 256];
@@ -263,19 +268,49 @@ const CRC_TABLE: [u32; 256] = {
 
 impl Crc32 {
     fn new() -> Self {
-        Crc32(0xFFFF_FFFF)
+        let mut tables = Box::new([CRC_TABLE; 8]);
+        for k in 1..8 {
+            for n in 0..256 {
+                let prev = tables[k - 1][n];
+                tables[k][n] = (prev >> 8) ^ CRC_TABLE[(prev & 0xFF) as usize];
+            }
+        }
+        Crc32 {
+            value: 0xFFFF_FFFF,
+            tables,
+        }
+    }
+
+    /// A new member's CRC.
+    fn restart(&mut self) {
+        self.value = 0xFFFF_FFFF;
     }
 
     fn update(&mut self, bytes: &[u8]) {
-        let mut c = self.0;
-        for &b in bytes {
-            c = CRC_TABLE[((c ^ u32::from(b)) & 0xFF) as usize] ^ (c >> 8);
+        let t = &*self.tables;
+        let at = |k: usize, x: u32| t[k][(x & 0xFF) as usize];
+        let mut c = self.value;
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let lo = c ^ u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            let hi = u32::from_le_bytes([w[4], w[5], w[6], w[7]]);
+            c = at(7, lo)
+                ^ at(6, lo >> 8)
+                ^ at(5, lo >> 16)
+                ^ at(4, lo >> 24)
+                ^ at(3, hi)
+                ^ at(2, hi >> 8)
+                ^ at(1, hi >> 16)
+                ^ at(0, hi >> 24);
         }
-        self.0 = c;
+        for &b in words.remainder() {
+            c = at(0, c ^ u32::from(b)) ^ (c >> 8);
+        }
+        self.value = c;
     }
 
     fn value(&self) -> u32 {
-        self.0 ^ 0xFFFF_FFFF
+        self.value ^ 0xFFFF_FFFF
     }
 }
 
@@ -307,6 +342,33 @@ mod tests {
         let mut c = Crc32::new();
         c.update(b"123456789");
         assert_eq!(c.value(), 0xCBF4_3926);
+    }
+
+    #[test]
+    fn crc_eight_bytes_at_a_time_is_the_crc_a_byte_at_a_time() {
+        let bytewise = |bytes: &[u8]| {
+            let mut c = 0xFFFF_FFFFu32;
+            for &b in bytes {
+                c = CRC_TABLE[((c ^ u32::from(b)) & 0xFF) as usize] ^ (c >> 8);
+            }
+            c ^ 0xFFFF_FFFF
+        };
+        let mut rng = crate::synth::rng::Rng::new(5, 0);
+        let data: Vec<u8> = (0..200).map(|_| rng.next_u64() as u8).collect();
+        let mut c = Crc32::new();
+        for len in 0..data.len() {
+            for split in [0, 1, 3, 8, 13] {
+                let split = split.min(len);
+                c.restart();
+                c.update(&data[..split]);
+                c.update(&data[split..len]);
+                assert_eq!(
+                    c.value(),
+                    bytewise(&data[..len]),
+                    "length {len}, split at {split}"
+                );
+            }
+        }
     }
 
     #[test]

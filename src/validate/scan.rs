@@ -58,6 +58,35 @@ struct Frame {
     keys: Option<BTreeSet<Vec<u8>>>,
 }
 
+/// The bytes that end a run skipped outside strings ([`JsonScanner::plain_run`]): quotes,
+/// brackets, separators and newlines.
+const SPECIAL_OUTSIDE: &[u8] = b"\"{}[]:,\n";
+const PLAIN_OUTSIDE: [bool; 256] = plain_except(SPECIAL_OUTSIDE);
+
+/// The bytes that end a run skipped inside a string: the quote, the backslash and the newline
+/// (which the position counts).
+const SPECIAL_IN_STRING: &[u8] = b"\"\\\n";
+const PLAIN_IN_STRING: [bool; 256] = plain_except(SPECIAL_IN_STRING);
+
+/// Where the first byte `plain` does not hold is in `bytes`. (Sixteen bytes at a time, as the
+/// line scan does, was no faster: a run here is 4 to 7 bytes on average.)
+fn first_special(bytes: &[u8], plain: &[bool; 256]) -> usize {
+    bytes
+        .iter()
+        .position(|&b| !plain[usize::from(b)])
+        .unwrap_or(bytes.len())
+}
+
+const fn plain_except(special: &[u8]) -> [bool; 256] {
+    let mut table = [true; 256];
+    let mut i = 0;
+    while i < special.len() {
+        table[special[i] as usize] = false;
+        i += 1;
+    }
+    table
+}
+
 /// Series and timeslices counted so far (they add up over every file of an upload).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -75,6 +104,9 @@ pub struct JsonScanner {
     /// The string being read is a key (its bytes are kept, up to the bound).
     is_key: bool,
     key_buf: Vec<u8>,
+    /// The key buffers of closed containers, for the next ones (a key read into a new buffer
+    /// was an allocation per key).
+    spare_keys: Vec<Vec<u8>>,
     /// Where the key being read starts (its opening quote).
     key_at: (u64, u64, u64),
     string_len: u64,
@@ -96,6 +128,7 @@ impl JsonScanner {
             escape: false,
             is_key: false,
             key_buf: Vec::new(),
+            spare_keys: Vec::new(),
             key_at: (0, 1, 1),
             string_len: 0,
             offset: 0,
@@ -106,7 +139,14 @@ impl JsonScanner {
 
     /// Scan the next bytes; `counts` is the upload's running total.
     pub fn push(&mut self, bytes: &[u8], counts: &mut Counts) -> Result<(), ScanStop> {
-        for &b in bytes {
+        let mut at = 0;
+        while let Some(&b) = bytes.get(at) {
+            let run = self.plain_run(&bytes[at..]);
+            if run > 0 {
+                self.skip(&bytes[at..at + run]);
+                at += run;
+                continue;
+            }
             self.byte(b, counts)?;
             self.offset += 1;
             if b == b'\n' {
@@ -115,8 +155,49 @@ impl JsonScanner {
             } else if b & 0xC0 != 0x80 {
                 self.column += 1;
             }
+            at += 1;
         }
         Ok(())
+    }
+
+    /// How many of the first bytes of `bytes` change nothing but the position, a string's
+    /// length and the key being read: no bracket, separator, quote, backslash or newline, and
+    /// within the string length limit (the byte that passes it is scanned alone, so that the
+    /// limit is placed at it). Skipped whole, they spared a call per byte: the scan was a third
+    /// of validating a 96 MB bundle natively.
+    fn plain_run(&self, bytes: &[u8]) -> usize {
+        if self.escape {
+            return 0;
+        }
+        let run = if self.in_string {
+            first_special(bytes, &PLAIN_IN_STRING)
+        } else {
+            first_special(bytes, &PLAIN_OUTSIDE)
+        };
+        if !self.in_string {
+            return run;
+        }
+        let room = self.limits.string_length.saturating_sub(self.string_len);
+        run.min(usize::try_from(room).unwrap_or(usize::MAX))
+    }
+
+    /// Bytes [`Self::plain_run`] found, taken at once as [`Self::byte`] takes them one by one.
+    fn skip(&mut self, run: &[u8]) {
+        if self.in_string {
+            self.string_len += run.len() as u64;
+            if self.is_key {
+                let keep = if self.track_duplicates {
+                    run.len()
+                } else {
+                    run.len()
+                        .min(PATH_KEY_BYTES.saturating_sub(self.key_buf.len()))
+                };
+                self.key_buf.extend_from_slice(&run[..keep]);
+            }
+        }
+        self.offset += run.len() as u64;
+        // No newline in a run: the column counts characters (UTF-8 continuation bytes are not).
+        self.column += run.iter().filter(|&&b| b & 0xC0 != 0x80).count() as u64;
     }
 
     fn byte(&mut self, b: u8, counts: &mut Counts) -> Result<(), ScanStop> {
@@ -127,7 +208,10 @@ impl JsonScanner {
             b'"' => self.open_string(),
             b'{' | b'[' => self.open(b == b'{', counts),
             b'}' | b']' => {
-                self.stack.pop();
+                if let Some(mut f) = self.stack.pop() {
+                    f.key.clear();
+                    self.spare_keys.push(f.key);
+                }
                 Ok(())
             }
             b':' => {
@@ -200,13 +284,14 @@ impl JsonScanner {
         if !self.is_key {
             return Ok(());
         }
-        let key = std::mem::take(&mut self.key_buf);
         let Some(f) = self.stack.last_mut() else {
             return Ok(());
         };
+        // The key read becomes the container's; its last key's buffer takes the next one.
+        std::mem::swap(&mut f.key, &mut self.key_buf);
+        self.key_buf.clear();
         if let Some(keys) = &mut f.keys {
-            if !keys.insert(key.clone()) {
-                f.key = key;
+            if !keys.insert(f.key.clone()) {
                 let key = String::from_utf8_lossy(&f.key).into_owned();
                 let (byte_offset, line, column) = self.key_at;
                 let at = ScanPos {
@@ -218,7 +303,6 @@ impl JsonScanner {
                 return Err(ScanStop::DuplicateKey { key, at });
             }
         }
-        f.key = key;
         Ok(())
     }
 
@@ -254,7 +338,7 @@ impl JsonScanner {
             expect_key: object,
             role,
             members: 0,
-            key: Vec::new(),
+            key: self.spare_keys.pop().unwrap_or_default(),
             keys,
         });
         Ok(())
@@ -314,6 +398,111 @@ mod tests {
             s.push(std::slice::from_ref(b), &mut c)?;
         }
         Ok(c)
+    }
+
+    /// The scan as it was before runs were skipped: every byte through `byte`.
+    fn push_bytewise(
+        s: &mut JsonScanner,
+        bytes: &[u8],
+        counts: &mut Counts,
+    ) -> Result<(), ScanStop> {
+        for &b in bytes {
+            s.byte(b, counts)?;
+            s.offset += 1;
+            if b == b'\n' {
+                s.line += 1;
+                s.column = 1;
+            } else if b & 0xC0 != 0x80 {
+                s.column += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// What a scan ends with: the counts or the stop, and where it is.
+    fn outcome(s: &JsonScanner, r: Result<(), ScanStop>, c: Counts) -> String {
+        format!(
+            "{r:?} {c:?} at {} {}:{} key {:?} len {} depth {}",
+            s.offset,
+            s.line,
+            s.column,
+            s.key_buf,
+            s.string_len,
+            s.stack.len()
+        )
+    }
+
+    #[test]
+    fn skipped_runs_scan_as_every_byte_did_whatever_the_chunks() {
+        const TOKENS: &[&str] = &[
+            "{",
+            "}",
+            "[",
+            "]",
+            ":",
+            ",",
+            "\"",
+            "\\",
+            "\\\"",
+            "\n",
+            " ",
+            "7",
+            "1.5e3",
+            "true",
+            "\"series\"",
+            "\"timeslices\"",
+            "\"labels\"",
+            "\"k\"",
+            "é",
+            "日本",
+            "abcdefghij",
+        ];
+        let mut rng = crate::synth::rng::Rng::new(11, 0);
+        for case in 0..3000 {
+            let text: String = (0..rng.range(1, 80))
+                .map(|_| TOKENS[rng.range(0, TOKENS.len() as u64 - 1) as usize])
+                .collect();
+            let limits = UploadLimits {
+                nesting_depth: rng.range(1, 8),
+                string_length: rng.range(1, 40),
+                series: rng.range(0, 4),
+                timeslices: rng.range(0, 4),
+                label_keys: rng.range(1, 4),
+                ..UploadLimits::default()
+            };
+            let dup = rng.range(0, 1) == 1;
+            let mut s = JsonScanner::new(&limits, dup);
+            let mut c = Counts::default();
+            let r = push_bytewise(&mut s, text.as_bytes(), &mut c);
+            let want = outcome(&s, r, c);
+            for chunk in [usize::MAX, 1, 2, 5] {
+                let mut s = JsonScanner::new(&limits, dup);
+                let mut c = Counts::default();
+                let mut r = Ok(());
+                for piece in text.as_bytes().chunks(chunk.min(text.len()).max(1)) {
+                    r = s.push(piece, &mut c);
+                    if r.is_err() {
+                        break;
+                    }
+                }
+                assert_eq!(
+                    outcome(&s, r, c),
+                    want,
+                    "case {case}, chunks of {chunk}: {text:?}"
+                );
+            }
+        }
+        // Keys longer than what a path keeps.
+        let long = format!("{{\"{}\": 1, \"{}\": [", "a".repeat(300), "b".repeat(300));
+        for dup in [false, true] {
+            let mut a = JsonScanner::new(&UploadLimits::default(), dup);
+            let mut b = JsonScanner::new(&UploadLimits::default(), dup);
+            let (mut ca, mut cb) = (Counts::default(), Counts::default());
+            let ra = push_bytewise(&mut a, long.as_bytes(), &mut ca);
+            let rb = b.push(long.as_bytes(), &mut cb);
+            assert_eq!(outcome(&b, rb, cb), outcome(&a, ra, ca));
+            assert_eq!(b.path(), a.path());
+        }
     }
 
     #[test]
