@@ -274,6 +274,28 @@ pub fn read_runs_with<T>(
     options: &RunOptions,
     mut read: impl FnMut(&[InputFile<'_>], &RunOptions, Vec<IgnoredFile>) -> Result<T, ReadError>,
 ) -> (Vec<RunRead<T>>, Vec<IgnoredFile>) {
+    let (runs, ignored) = run_files(inputs);
+    let runs = runs
+        .into_iter()
+        .map(|r| RunRead {
+            result: read(&r.files, options, r.ignored),
+            run: r.run,
+        })
+        .collect();
+    (runs, ignored)
+}
+
+/// One run's files among a set of inputs: its root (`.` for the top folder), the files read,
+/// and the files of its folders not read.
+struct RunFiles<'a> {
+    run: String,
+    files: Vec<InputFile<'a>>,
+    ignored: Vec<IgnoredFile>,
+}
+
+/// The runs of a set of inputs and the files of none (not generic: one copy, whatever
+/// [`read_runs_with`] is given).
+fn run_files<'a>(inputs: &[InputFile<'a>]) -> (Vec<RunFiles<'a>>, Vec<IgnoredFile>) {
     let by_path: BTreeMap<String, &InputFile<'_>> =
         crate::sort::map_of(inputs.iter().map(|f| (normalise_path(&f.name), f)));
     let names: Vec<&String> = by_path.keys().collect();
@@ -291,19 +313,18 @@ pub fn read_runs_with<T>(
     let runs = discovery
         .runs
         .into_iter()
-        .map(|g| {
-            let files: Vec<InputFile<'_>> = g
+        .map(|g| RunFiles {
+            files: g
                 .files
                 .iter()
                 .filter_map(|p| by_path.get(p).map(|f| (*f).clone()))
-                .collect();
-            let result = read(&files, options, g.ignored);
-            let run = if g.root.is_empty() {
+                .collect(),
+            ignored: g.ignored,
+            run: if g.root.is_empty() {
                 ".".to_string()
             } else {
                 g.root
-            };
-            RunRead { run, result }
+            },
         })
         .collect();
     (runs, discovery.ignored)
