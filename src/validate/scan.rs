@@ -147,15 +147,21 @@ impl JsonScanner {
                 at += run;
                 continue;
             }
-            self.byte(b, counts)?;
-            self.offset += 1;
-            if b == b'\n' {
-                self.line += 1;
-                self.column = 1;
-            } else if b & 0xC0 != 0x80 {
-                self.column += 1;
-            }
+            self.step(b, counts)?;
             at += 1;
+        }
+        Ok(())
+    }
+
+    /// One byte scanned, and the position moved past it.
+    fn step(&mut self, b: u8, counts: &mut Counts) -> Result<(), ScanStop> {
+        self.byte(b, counts)?;
+        self.offset += 1;
+        if b == b'\n' {
+            self.line += 1;
+            self.column = 1;
+        } else if b & 0xC0 != 0x80 {
+            self.column += 1;
         }
         Ok(())
     }
@@ -400,21 +406,14 @@ mod tests {
         Ok(c)
     }
 
-    /// The scan as it was before runs were skipped: every byte through `byte`.
+    /// The scan as it was before runs were skipped: every byte through `step`.
     fn push_bytewise(
         s: &mut JsonScanner,
         bytes: &[u8],
         counts: &mut Counts,
     ) -> Result<(), ScanStop> {
         for &b in bytes {
-            s.byte(b, counts)?;
-            s.offset += 1;
-            if b == b'\n' {
-                s.line += 1;
-                s.column = 1;
-            } else if b & 0xC0 != 0x80 {
-                s.column += 1;
-            }
+            s.step(b, counts)?;
         }
         Ok(())
     }
