@@ -2,8 +2,7 @@
 //! claims' comparison put together, errors apart from warnings, and the outcome decided by
 //! the gravest error (a limit, then a malformed upload, then refused claims).
 
-use super::bundle::MemoryProbe;
-use super::bundle::Parts;
+use super::bundle::{MemoryProbe, Parts};
 use super::claims;
 use super::codes::{Claim, ClaimStatus, Issue, Outcome, UploadCode, UploadVerdict};
 use super::limits::UploadLimits;

@@ -8,9 +8,7 @@ use crate::error::RunOutcome;
 use crate::inspect::{inspect_run, RunInspection};
 use crate::options::{AccountOptions, CallError, InspectOptions};
 use crate::read::discover::{add_ignored, read_runs_with};
-use crate::read::{
-    read_run, read_run_folded, FamilyFilter, IgnoredFile, InputFile, Run, RunOptions,
-};
+use crate::read::{read_run, read_run_folded, FamilyFilter, IgnoredFile, InputFile, RunOptions};
 use wasm_bindgen::prelude::*;
 
 /// The read options of a whole-buffer call: the caller's, within the call's memory budget.
@@ -34,28 +32,14 @@ fn account_options(
     Ok((whole_call(run.into_run_options(families_read())?), policy))
 }
 
-/// One run: read it and compute `result` of it.
+/// One run: its files read by `read`, as [`many_runs`] reads each run of a sweep.
 fn one_run<T>(
     files: &JsValue,
     options: &RunOptions,
-    result: impl Fn(&Run) -> T,
+    read: impl FnOnce(&[InputFile<'_>], &RunOptions, Vec<IgnoredFile>) -> Result<T, ReadError>,
 ) -> Result<T, CallError> {
     let held = files::hold(files::files_arg(files)?);
-    let run = read_run(&files::inputs_of(&held), options)?;
-    Ok(result(&run))
-}
-
-/// `accountRun`: the run read with its scrapes and records folded as they stream by (a few
-/// bytes per sample in memory, not the samples), then accounted: the same result as accounting
-/// the run read whole.
-fn account_one_run(
-    files: &JsValue,
-    options: &RunOptions,
-    policy: &crate::account::Policy,
-) -> Result<crate::account::Accounting, CallError> {
-    let held = files::hold(files::files_arg(files)?);
-    let (run, fold) = read_run_folded(&files::inputs_of(&held), options)?;
-    Ok(account_run_folded(run, fold, policy))
+    Ok(read(&files::inputs_of(&held), options, Vec::new())?)
 }
 
 /// Every run among `files`, each `{run, result}` or `{run, error}`: each run read by `read`
@@ -79,7 +63,7 @@ fn many_runs<T>(
         .collect())
 }
 
-/// `inspectRuns`' reading of one run.
+/// `inspectRun`'s and `inspectRuns`' reading of one run.
 fn inspect_read(
     files: &[InputFile<'_>],
     options: &RunOptions,
@@ -90,7 +74,9 @@ fn inspect_read(
     Ok(inspect_run(&run))
 }
 
-/// `accountRuns`' reading of one run: folded, as `accountRun` reads one.
+/// `accountRun`'s and `accountRuns`' reading of one run: its scrapes and records folded as
+/// they stream by (a few bytes per sample in memory, not the samples), then accounted: the
+/// same result as accounting the run read whole.
 fn account_read(
     files: &[InputFile<'_>],
     options: &RunOptions,
@@ -104,7 +90,7 @@ fn account_read(
 
 #[wasm_bindgen(js_name = inspectRun, skip_typescript)]
 pub fn inspect_run_raw(files: JsValue, options: Option<String>) -> String {
-    reply(inspect_options(options).and_then(|o| one_run(&files, &o, inspect_run)))
+    reply(inspect_options(options).and_then(|o| one_run(&files, &o, inspect_read)))
 }
 
 #[wasm_bindgen(js_name = inspectRuns, skip_typescript)]
@@ -114,7 +100,11 @@ pub fn inspect_runs_raw(files: JsValue, options: Option<String>) -> String {
 
 #[wasm_bindgen(js_name = accountRun, skip_typescript)]
 pub fn account_run_raw(files: JsValue, options: Option<String>) -> String {
-    reply(account_options(options).and_then(|(o, policy)| account_one_run(&files, &o, &policy)))
+    reply(account_options(options).and_then(|(o, policy)| {
+        one_run(&files, &o, |files, options, ignored| {
+            account_read(files, options, ignored, &policy)
+        })
+    }))
 }
 
 #[wasm_bindgen(js_name = accountRuns, skip_typescript)]
