@@ -153,7 +153,11 @@ export declare function accountStream(
  */
 export declare class AccountStream {
     constructor(options?: AccountStreamOptions | null);
-    beginFile(name: string): void;
+    /**
+     * Begins the next file; `false` when none of its bytes are wanted (its name says it is not
+     * read, or it can no longer change the outcome after a refusal): push nothing, `endFile`.
+     */
+    beginFile(name: string): boolean;
     /** Pushes the next bytes of the file begun; `false` when its remaining bytes are not needed. */
     push(chunk: Uint8Array | ArrayBuffer | ArrayBufferView): boolean;
     endFile(): void;

@@ -351,3 +351,38 @@ test("a file's stream is cancelled once its bytes are not needed (an ignored fil
   assert.ok(pulls <= 3, `${pulls} chunks pulled`);
   assert.deepStrictEqual(got, accountRun(files));
 });
+
+test("no stream is pulled for a file whose name is not read, nor for the files after a refusal", async () => {
+  const counted = (bytes) => {
+    const s = { pulls: 0, cancelled: false };
+    s.stream = new ReadableStream({
+      pull(controller) {
+        s.pulls += 1;
+        controller.enqueue(bytes);
+        controller.close();
+      },
+      cancel() {
+        s.cancelled = true;
+      },
+    }, { highWaterMark: 0 });
+    return s;
+  };
+  const files = filesOf(path.join(ROOT, "examples/vllm-mi355x-conc1"));
+  const big = files.reduce((a, f) => (f.bytes.length > a.bytes.length ? f : a));
+  // The run summary as CSV is not read (its JSON is), whatever its bytes.
+  const ignored = counted(new TextEncoder().encode("Metric,avg\nrequest_count,64\n"));
+  // Named after the refused file: they can no longer change the outcome.
+  const after = Array.from({ length: 50 }, () => counted(big.bytes));
+  const err = await accountStream([
+    { name: "profile_export_aiperf.csv", stream: ignored.stream },
+    { name: big.name, stream: streamOf(big.bytes, 65536) },
+    ...after.map((s, i) => ({ name: `zz/${String(i).padStart(2, "0")}/${big.name}`, stream: s.stream })),
+  ], { memory_budget: 4096 }).catch((e) => e);
+  assert.ok(err instanceof KvledgerError, String(err));
+  assert.equal(err.code, "INPUT_TOO_LARGE", err.message);
+  assert.equal(err.file, big.name);
+  for (const [what, s] of [["the ignored file", ignored], ...after.map((s, i) => [`file ${i} after the refusal`, s])]) {
+    assert.equal(s.pulls, 0, `${what} was pulled`);
+    assert.ok(s.cancelled, `${what} was not cancelled`);
+  }
+});

@@ -875,8 +875,10 @@ impl RunReader {
         }
     }
 
-    /// Whether the file being pushed still wants bytes.
-    fn wants_more(&self) -> bool {
+    /// Whether the file begun, or being pushed, still wants bytes: false for a file its name
+    /// says is not read, one that can no longer change the outcome (a file that sorts after
+    /// one that failed), and one whose reader has stopped.
+    pub fn wants_more(&self) -> bool {
         matches!(
             &self.current,
             Some(Current {

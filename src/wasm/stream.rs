@@ -229,9 +229,14 @@ impl AccountStream {
         }
     }
 
+    /// `{"ok": <whether the file's bytes are wanted>}`: not for a file its name says is not
+    /// read, nor one that can no longer change the outcome (after a refusal).
     #[wasm_bindgen(js_name = beginFile)]
     pub fn begin_file(&mut self, name: String) -> String {
-        reply(self.reader().map(|r| r.begin_file(&name)))
+        reply(self.reader().map(|r| {
+            r.begin_file(&name);
+            r.wants_more()
+        }))
     }
 
     /// `{"ok": {"wants_more", "bytes_read"}}`.
