@@ -101,6 +101,8 @@ test("errors: as accountRun's, malformed calls are BAD_OPTIONS", async () => {
   await bad(accountStream(null), "files");
   await bad(accountStream([{ name: "a.json" }]), "files[0]");
   await bad(accountStream([{ name: "a.json", stream: "text" }]), "files[0].stream");
+  // A file not read (by its name) is not pulled, but what is given for it is checked all the same.
+  await bad(accountStream([{ name: "profile_export_aiperf.csv", stream: "text" }]), "files[0].stream");
   await bad(accountStream([{ name: "a.json", text: "{}", stream: new Uint8Array() }]), "files[0].text");
   await bad(accountStream([], { memory_budget: "48M" }), "options.memory_budget");
   await bad(accountStream([], { memory_budget: -1 }), "options.memory_budget");
