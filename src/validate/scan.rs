@@ -77,6 +77,12 @@ fn first_special(bytes: &[u8], plain: &[bool; 256]) -> usize {
         .unwrap_or(bytes.len())
 }
 
+/// Whether `b` begins a character: the column counts characters, and a UTF-8 continuation
+/// byte does not begin one.
+fn starts_char(b: u8) -> bool {
+    b & 0xC0 != 0x80
+}
+
 const fn plain_except(special: &[u8]) -> [bool; 256] {
     let mut table = [true; 256];
     let mut i = 0;
@@ -160,7 +166,7 @@ impl JsonScanner {
         if b == b'\n' {
             self.line += 1;
             self.column = 1;
-        } else if b & 0xC0 != 0x80 {
+        } else if starts_char(b) {
             self.column += 1;
         }
         Ok(())
@@ -202,8 +208,8 @@ impl JsonScanner {
             }
         }
         self.offset += run.len() as u64;
-        // No newline in a run: the column counts characters (UTF-8 continuation bytes are not).
-        self.column += run.iter().filter(|&&b| b & 0xC0 != 0x80).count() as u64;
+        // No newline in a run.
+        self.column += run.iter().filter(|&&b| starts_char(b)).count() as u64;
     }
 
     fn byte(&mut self, b: u8, counts: &mut Counts) -> Result<(), ScanStop> {
