@@ -13,6 +13,12 @@
 //! stream's linear memory to 78 MB in accounting, and a capture of 800,000 series to 79 MB
 //! while it was read (its tables doubled, old and new copies alive at once), past the 64 MiB a
 //! stream promises.
+//!
+//! The heap in use is not the memory taken: the allocator's free room may be in pieces too
+//! small for a large table, which then goes above all of it. Accounting 3,000 captures of 200
+//! series kept at most 36.5 MB of heap live, under the budget of 48 MiB, and grew a stream's
+//! linear memory to 74.4 MiB. So under a [`MemoryCeiling`] a table is admitted only if
+//! linear memory would stay within the ceiling even with the table placed above it.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -26,6 +32,54 @@ pub struct HeapLimit {
     pub limit: u64,
     /// The bytes in use now (the WASM build: its heap's live bytes).
     pub in_use: fn() -> u64,
+    /// How far the memory holding the heap may grow (the WASM build's linear memory).
+    pub ceiling: Option<MemoryCeiling>,
+}
+
+/// The most bytes the memory holding the heap may reach, and how to read its size.
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryCeiling {
+    pub bytes: u64,
+    /// The memory's size now, in bytes.
+    pub size: fn() -> u64,
+}
+
+/// Memory above a heap limit left to the allocator's slack (free pieces too small for a
+/// table), the module's static data and its stack: a limit of 48 MiB keeps linear memory
+/// within 64 MiB.
+pub const SLACK: u64 = 16 << 20;
+
+impl HeapLimit {
+    /// `limit` bytes of heap (read by `in_use`), in memory (its size read by `size`) grown at
+    /// most to `limit` + [`SLACK`], or by `limit` beyond its size now when that is more (an
+    /// instance grown before by a larger call holds that memory free).
+    pub fn within_memory(limit: u64, in_use: fn() -> u64, size: fn() -> u64) -> Self {
+        let bytes = limit
+            .saturating_add(SLACK)
+            .max(size().saturating_add(limit));
+        HeapLimit {
+            limit,
+            in_use,
+            ceiling: Some(MemoryCeiling { bytes, size }),
+        }
+    }
+
+    /// Whether `bytes` more fit: in the heap, and in memory when placed above all it holds.
+    fn fits(&self, bytes: u64) -> bool {
+        (self.in_use)().saturating_add(bytes) <= self.limit
+            && self
+                .ceiling
+                .is_none_or(|c| (c.size)().saturating_add(bytes) <= c.bytes)
+    }
+}
+
+/// The memory ceiling of the limit tables are admitted under now, if any (the WASM build's
+/// allocator grows memory ahead of need only up to it).
+pub fn ceiling_now() -> Option<u64> {
+    LIMIT
+        .with(Cell::get)
+        .and_then(|h| h.ceiling)
+        .map(|c| c.bytes)
 }
 
 thread_local! {
@@ -34,7 +88,8 @@ thread_local! {
 }
 
 /// Whether a table of `bytes` may be made now: always without a limit; under one, while the
-/// heap in use plus `bytes` stays within it and nothing has been refused before.
+/// heap in use plus `bytes` stays within it (and memory within its ceiling: see
+/// [`HeapLimit::fits`]) and nothing has been refused before.
 pub fn admit(bytes: usize) -> bool {
     let Some(h) = LIMIT.with(Cell::get) else {
         return true;
@@ -42,7 +97,7 @@ pub fn admit(bytes: usize) -> bool {
     if REFUSED.with(Cell::get) {
         return false;
     }
-    let fits = (h.in_use)().saturating_add(bytes as u64) <= h.limit;
+    let fits = h.fits(bytes as u64);
     if !fits {
         REFUSED.with(|r| r.set(true));
     }
@@ -141,7 +196,11 @@ mod tests {
 
     /// A limit of `limit` bytes with 10 in use.
     fn limit_of(limit: u64) -> HeapLimit {
-        HeapLimit { limit, in_use: ten }
+        HeapLimit {
+            limit,
+            in_use: ten,
+            ceiling: None,
+        }
     }
 
     #[test]
@@ -150,6 +209,7 @@ mod tests {
         let limit = HeapLimit {
             limit: 100,
             in_use: ten,
+            ceiling: None,
         };
         assert_eq!(under(limit, || (admit(90), admit(0))), Some((true, true)));
         // Once refused, nothing more is admitted in that call, and the call is refused.
@@ -198,6 +258,7 @@ mod tests {
         let limit = HeapLimit {
             limit: 100,
             in_use: ten,
+            ceiling: None,
         };
         let grown = under(limit, || {
             let mut v: Vec<u64> = Vec::new();
@@ -231,5 +292,36 @@ mod tests {
         });
         assert!(refused.is_none());
         assert!(entries < 8, "{entries} entries of 16 B in 90 B of room");
+    }
+
+    fn memory_of_500() -> u64 {
+        500
+    }
+
+    #[test]
+    fn memory_stays_within_its_ceiling() {
+        // 10 bytes of heap in use in 500 of memory: the ceiling is the larger of the limit
+        // plus the slack and the memory now plus the limit.
+        let limit = HeapLimit::within_memory(1000, ten, memory_of_500);
+        assert_eq!(limit.ceiling.map(|c| c.bytes), Some(1000 + SLACK));
+        let grown = HeapLimit::within_memory(100, ten, memory_of_500);
+        let Some(ceiling) = grown.ceiling else {
+            panic!("no ceiling");
+        };
+        assert_eq!(ceiling.bytes, (100 + SLACK).max(600));
+        // A table is admitted only if memory stays within the ceiling with it placed above
+        // everything: the heap's own limit alone would admit 90 bytes here.
+        let tight = HeapLimit {
+            limit: 100,
+            in_use: ten,
+            ceiling: Some(MemoryCeiling {
+                bytes: 550,
+                size: memory_of_500,
+            }),
+        };
+        assert_eq!(under(tight, || admit(50)), Some(true));
+        assert_eq!(under(tight, || admit(51)), None);
+        assert_eq!(under(tight, ceiling_now), Some(Some(550)));
+        assert_eq!(ceiling_now(), None);
     }
 }

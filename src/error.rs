@@ -57,7 +57,8 @@ pub enum ErrorCode {
     /// buffers (a series, a scrape, a record: position, where it starts); a file streamed to
     /// the WASM streaming API whose evidence goes past its memory budget (`memory_budget`,
     /// default 48 MiB: position, the byte of the file reached) or whose accounting would (a
-    /// table of its series that would pass the budget: file `accounting`); or inputs of a
+    /// table of its series that would pass the budget, or take linear memory past the budget
+    /// plus 16 MiB: file `accounting`); or inputs of a
     /// whole-buffer call that cannot fit in a WebAssembly instance's 4 GiB. A typed refusal
     /// before memory runs out: nothing is left allocated, the next call runs as usual.
     InputTooLarge,

@@ -202,6 +202,7 @@ fn squeezed() -> MemoryBudget {
     MemoryBudget {
         limit: 1 << 30,
         in_use: || 800 << 20,
+        ceiling: None,
     }
 }
 
@@ -278,6 +279,7 @@ fn under_limit(files: &Files, limit: u64) -> Option<String> {
     let limit = HeapLimit {
         limit,
         in_use: nothing_in_use,
+        ceiling: None,
     };
     admission::under(limit, || account_run_folded(run, fold, &Policy::default()))
         .map(|a| serde_json::to_string(&a).expect("json"))
@@ -308,6 +310,7 @@ fn reading_past_a_memory_budget_refuses_a_file_and_a_budget_it_fits_changes_noth
             let budget = MemoryBudget {
                 limit,
                 in_use: nothing_in_use,
+                ceiling: None,
             };
             let got = folded(files, 1 << 16, false, Some(budget));
             (!got.starts_with("error INPUT_TOO_LARGE")).then_some(got)

@@ -95,7 +95,11 @@ fn a_run_past_the_budget_drops_slices_and_stays_sound() {
     let limit = in_use() + (3 << 20);
     let mut reader = RunReader::new(&options)
         .with_fold()
-        .with_memory_budget(MemoryBudget { limit, in_use });
+        .with_memory_budget(MemoryBudget {
+            limit,
+            in_use,
+            ceiling: None,
+        });
     for (name, bytes) in &files {
         reader.begin_file(name);
         for c in bytes.chunks(1 << 16) {

@@ -404,6 +404,7 @@ fn account_thinned(files: &[(String, Vec<u8>)]) -> Option<Accounting> {
     let budget = MemoryBudget {
         limit: 1 << 30,
         in_use: || 800 << 20,
+        ceiling: None,
     };
     let mut reader = RunReader::new(&RunOptions::default())
         .with_fold()

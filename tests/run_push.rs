@@ -244,6 +244,7 @@ fn past_the_memory_budget_a_file_is_input_too_large_and_the_rest_is_dropped() {
     let budget = MemoryBudget {
         limit: 1000,
         in_use: || IN_USE.load(Ordering::Relaxed),
+        ceiling: None,
     };
     let csv = std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))

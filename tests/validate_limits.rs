@@ -4,7 +4,7 @@
 
 mod validate_support;
 
-use kvledger::validate::{UploadLimits, UploadValidator};
+use kvledger::validate::{MemoryProbe, UploadLimits, UploadValidator};
 use validate_support::*;
 
 const RESULT: &[u8] = br#"{"server_gpu_cache_hit_rate": 0.5}"#;
@@ -240,6 +240,11 @@ fn heap() -> u64 {
     HEAP.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Linear memory's size, for a probe: none here (the ceiling is then the budget's slack).
+fn no_memory() -> u64 {
+    0
+}
+
 #[test]
 fn the_memory_budget_of_the_run_reader() {
     let upload = tar(&[
@@ -252,7 +257,10 @@ fn the_memory_budget_of_the_run_reader() {
     HEAP.store(1 << 30, std::sync::atomic::Ordering::Relaxed);
     let mut v = UploadValidator::new(UploadLimits::default())
         .expect("limits")
-        .with_memory_probe(heap);
+        .with_memory_probe(MemoryProbe {
+            in_use: heap,
+            memory: no_memory,
+        });
     v.push(&upload);
     let verdict = v.finish();
     assert_eq!(limit_hit(&verdict, "memory_budget"), Some(1 << 30));

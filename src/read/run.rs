@@ -1022,9 +1022,9 @@ impl RunReader {
         shed
     }
 
-    fn over_budget(&self) -> Option<u64> {
+    fn over_budget(&self) -> Option<MemoryBudget> {
         let budget = self.budget?;
-        ((budget.in_use)() > budget.limit).then_some(budget.limit)
+        ((budget.in_use)() > budget.limit).then_some(budget)
     }
 
     /// Past the memory budget, the file being read fails with `INPUT_TOO_LARGE`.
@@ -1130,11 +1130,16 @@ fn admitted<T>(
     };
     match admission::under(b, step) {
         Some(done) => done,
-        None => Err(too_large(name, at, b.limit).into()),
+        None => Err(too_large(name, at, b).into()),
     }
 }
 
-fn too_large(name: &str, at: u64, limit: u64) -> ReadError {
+fn too_large(name: &str, at: u64, budget: MemoryBudget) -> ReadError {
+    let limit = budget.limit;
+    let memory = budget
+        .ceiling
+        .map(|c| format!(" of heap, and {} of linear memory,", c.bytes))
+        .unwrap_or_default();
     let position = Position {
         byte_offset: Some(u32::try_from(at).unwrap_or(u32::MAX)),
         ..Position::default()
@@ -1144,7 +1149,7 @@ fn too_large(name: &str, at: u64, limit: u64) -> ReadError {
         name,
         position,
         format!(
-            "the run's evidence needs more memory than the budget of {limit} bytes (reached by byte {at} of this file)"
+            "the run's evidence needs more memory than the budget of {limit} bytes{memory} allows (reached by byte {at} of this file)"
         ),
     )
 }

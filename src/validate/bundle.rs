@@ -9,7 +9,8 @@ use super::limits::UploadLimits;
 use super::scan::{Counts, JsonScanner, ScanStop};
 use super::tar::{TarReader, TarSink};
 use crate::account::families_read;
-use crate::read::run::{MemoryBudget, RunReader};
+use crate::admission::HeapLimit;
+use crate::read::run::RunReader;
 use crate::read::{recognise_name, Recognition, RunOptions};
 
 /// The name of the result JSON in a bundle (or `<folder>/result.json`).
@@ -18,8 +19,13 @@ pub const RESULT_NAME: &str = "result.json";
 /// Bytes a body must show before its format is decided (a tar header's magic is at 257).
 const SNIFF: usize = 263;
 
-/// A function giving the bytes of heap in use (the WASM build's counting allocator).
-pub type MemoryProbe = fn() -> u64;
+/// How to read the heap in use and the size of the memory holding it (the WASM build's
+/// counting allocator and linear memory).
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryProbe {
+    pub in_use: fn() -> u64,
+    pub memory: fn() -> u64,
+}
 
 /// The result JSON being gathered, scanned as it comes.
 pub struct ResultBuf {
@@ -120,7 +126,7 @@ impl Body {
         &mut self,
         piece: &[u8],
         limits: &UploadLimits,
-        memory: Option<MemoryProbe>,
+        memory: Option<HeapLimit>,
     ) -> Result<(), Issue> {
         match self {
             Body::Sniff(head) => {
@@ -142,7 +148,7 @@ impl Body {
         &mut self,
         head: &[u8],
         limits: &UploadLimits,
-        memory: Option<MemoryProbe>,
+        memory: Option<HeapLimit>,
     ) -> Result<(), Issue> {
         if head.len() >= SNIFF && &head[257..262] == b"ustar" {
             *self = Body::Tar(Box::new(Bundle::new(limits, memory)));
@@ -164,7 +170,7 @@ impl Body {
     pub fn finish(
         mut self,
         limits: &UploadLimits,
-        memory: Option<MemoryProbe>,
+        memory: Option<HeapLimit>,
     ) -> Result<Parts, Issue> {
         if let Body::Sniff(head) = &mut self {
             let head = std::mem::take(head);
@@ -212,7 +218,7 @@ enum Current {
 /// Where a tar bundle's members go.
 struct Sink {
     limits: UploadLimits,
-    memory: Option<MemoryProbe>,
+    memory: Option<HeapLimit>,
     counts: Counts,
     result: Option<ResultBuf>,
     current: Current,
@@ -233,7 +239,7 @@ fn is_result_name(name: &str) -> bool {
 }
 
 impl Bundle {
-    fn new(limits: &UploadLimits, memory: Option<MemoryProbe>) -> Self {
+    fn new(limits: &UploadLimits, memory: Option<HeapLimit>) -> Self {
         let options = RunOptions {
             families: families_read(),
             ..RunOptions::default()
@@ -242,11 +248,8 @@ impl Bundle {
         // (3.6 MB gzip'd) grew the record list by doubling to 162 MiB of linear memory before
         // the budget of 48 MiB was checked.
         let mut run = RunReader::new(&options).with_fold();
-        if let Some(in_use) = memory {
-            run = run.with_memory_budget(MemoryBudget {
-                limit: limits.memory_budget,
-                in_use,
-            });
+        if let Some(budget) = memory {
+            run = run.with_memory_budget(budget);
         }
         Bundle {
             tar: TarReader::new(limits),
@@ -284,10 +287,10 @@ impl Bundle {
 
 impl Sink {
     fn memory_check(&self, name: &str) -> Result<(), Issue> {
-        let Some(probe) = self.memory else {
+        let Some(heap) = self.memory else {
             return Ok(());
         };
-        let in_use = probe();
+        let in_use = (heap.in_use)();
         if in_use <= self.limits.memory_budget {
             return Ok(());
         }

@@ -35,7 +35,8 @@ pub struct UploadLimits {
     /// Label keys of one series (members of one `labels` object).
     pub label_keys: u64,
     /// Bytes of heap the raw artifacts' reading and accounting may have in use (counted where
-    /// the heap is counted: the WASM build; natively the other limits bound memory).
+    /// the heap is counted: the WASM build, whose linear memory is held within this plus
+    /// 16 MiB; natively the other limits bound memory).
     pub memory_budget: u64,
 }
 

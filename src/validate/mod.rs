@@ -29,6 +29,7 @@ pub use codes::{Claim, ClaimStatus, Issue, Outcome, UploadCode, UploadVerdict};
 pub use limits::{LimitHit, UploadLimits, LIMIT_NAMES};
 
 use crate::account::Policy;
+use crate::admission::HeapLimit;
 use bundle::Body;
 use gzip::GzipDecoder;
 
@@ -51,7 +52,8 @@ enum Framing {
 pub struct UploadValidator {
     limits: UploadLimits,
     policy: Policy,
-    memory: Option<MemoryProbe>,
+    /// `limits.memory_budget` and its memory ceiling, when the heap is counted.
+    memory: Option<HeapLimit>,
     /// Bytes as sent, and after decompression.
     bytes: u64,
     decompressed: u64,
@@ -80,9 +82,14 @@ impl UploadValidator {
     }
 
     /// Count the heap with `probe` against `limits.memory_budget` while reading and accounting
-    /// the raw artifacts (the WASM build passes its counting allocator's live bytes).
+    /// the raw artifacts (the WASM build passes its counting allocator's live bytes), with the
+    /// memory holding it kept within `crate::admission::HeapLimit::within_memory`'s ceiling.
     pub fn with_memory_probe(mut self, probe: MemoryProbe) -> Self {
-        self.memory = Some(probe);
+        self.memory = Some(HeapLimit::within_memory(
+            self.limits.memory_budget,
+            probe.in_use,
+            probe.memory,
+        ));
         self
     }
 

@@ -2,7 +2,7 @@
 //! claims' comparison put together, errors apart from warnings, and the outcome decided by
 //! the gravest error (a limit, then a malformed upload, then refused claims).
 
-use super::bundle::{MemoryProbe, Parts};
+use super::bundle::Parts;
 use super::claims;
 use super::codes::{Claim, ClaimStatus, Issue, Outcome, UploadCode, UploadVerdict};
 use super::limits::UploadLimits;
@@ -25,7 +25,7 @@ pub fn assemble(
     parts: Parts,
     limits: &UploadLimits,
     policy: &Policy,
-    memory: Option<MemoryProbe>,
+    memory: Option<HeapLimit>,
 ) -> UploadVerdict {
     let Some((bytes, file)) = parts.result else {
         let issue = Issue::new(UploadCode::ResultMissing, "the upload has no result JSON");
@@ -74,7 +74,7 @@ fn recompute(
     run: RunReader,
     policy: &Policy,
     limits: &UploadLimits,
-    memory: Option<MemoryProbe>,
+    memory: Option<HeapLimit>,
     issues: &mut Vec<Issue>,
 ) -> Option<Accounting> {
     match run.finish_folded() {
@@ -126,24 +126,24 @@ fn account_within(
     fold: Folded,
     policy: &Policy,
     limits: &UploadLimits,
-    memory: Option<MemoryProbe>,
+    memory: Option<HeapLimit>,
     issues: &mut Vec<Issue>,
 ) -> Option<Accounting> {
     let account = || account_run_folded(run, fold, policy);
-    let Some(in_use) = memory else {
+    let Some(limit) = memory else {
         return Some(account());
-    };
-    let limit = HeapLimit {
-        limit: limits.memory_budget,
-        in_use,
     };
     let accounted = admission::under(limit, account);
     if accounted.is_none() {
         issues.push(Issue::limit(
             limits.hit("memory_budget", None),
             format!(
-                "accounting the raw artifacts needs more heap than the budget of {} bytes: a table of their series would pass it",
-                limits.memory_budget
+                "accounting the raw artifacts needs more memory than the budget allows: a table of their series would take the heap past {} bytes{}",
+                limits.memory_budget,
+                limit
+                    .ceiling
+                    .map(|c| format!(", or linear memory past {} bytes", c.bytes))
+                    .unwrap_or_default()
             ),
         ));
     }

@@ -21,6 +21,7 @@ use wasm_bindgen::JsCast;
 pub(crate) const WHOLE_CALL_BUDGET: MemoryBudget = MemoryBudget {
     limit: 3 << 30,
     in_use: heap_in_use,
+    ceiling: None,
 };
 
 /// A file's content as the caller gave it, still in JavaScript.

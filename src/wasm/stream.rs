@@ -12,7 +12,10 @@
 //! (`crate::admission`, in `RunReader`). The accounting step after the last byte is held to
 //! the same budget: its tables of series are admitted before they are made (one that would
 //! pass the budget refuses the run with `INPUT_TOO_LARGE` before it grows memory), and its
-//! heap's high-water mark is measured after it all the same. The
+//! heap's high-water mark is measured after it all the same. Linear memory is held within
+//! the budget plus `crate::admission::SLACK` as well (`HeapLimit::within_memory`): the
+//! allocator's free room may be too fragmented for a large table, so a table is admitted only
+//! if it fits placed above everything. The
 //! whole-buffer calls read through the same reader with a budget of their own
 //! (`super::files`).
 
@@ -25,7 +28,7 @@ use crate::chunked::json_handed_off;
 use crate::error::{ErrorCode, ReadError};
 use crate::options::{AccountOptions, CallError, OptionsError};
 use crate::read::discover::{group_runs, Discovery};
-use crate::read::run::{MemoryBudget, RunReader};
+use crate::read::run::RunReader;
 use js_sys::{Array, Uint8Array};
 use serde::Serialize;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -91,11 +94,16 @@ fn memory_pages() -> usize {
     core::arch::wasm32::memory_size(0)
 }
 
+/// Linear memory's size in bytes.
+pub(crate) fn linear_memory() -> u64 {
+    (memory_pages() as u64) << 16
+}
+
 /// Linear memory up to this size grows as the allocator asks; past it, by an eighth at a time.
 const GROW_AHEAD_FROM: u64 = 64 << 20;
 
 /// After the allocator grew linear memory (it had `pages_before`), grow it once more by an
-/// eighth of itself, so that a call that ends at N bytes grows memory about ln(N) times, not
+/// eighth of itself (never past the memory ceiling of a call held to one), so that a call that ends at N bytes grows memory about ln(N) times, not
 /// once per 64 KiB it needs. Each grow hands JavaScript a new `ArrayBuffer` over the whole
 /// memory, which V8 counts as that much new external memory: growing page by page set off a
 /// full garbage collection every few grows (288 collections, a fifth of the time, accounting a
@@ -109,7 +117,14 @@ fn grow_ahead(pages_before: usize) {
     if pages == pages_before || bytes < GROW_AHEAD_FROM {
         return;
     }
-    let Ok(layout) = Layout::from_size_align((bytes / 8) as usize, 8) else {
+    let ahead = match crate::admission::ceiling_now() {
+        Some(ceiling) => (bytes / 8).min(ceiling.saturating_sub(bytes)),
+        None => bytes / 8,
+    };
+    if ahead == 0 {
+        return;
+    }
+    let Ok(layout) = Layout::from_size_align(ahead as usize, 8) else {
         return;
     };
     // SAFETY: a block of a valid layout, freed with that layout; a null (no memory left to
@@ -174,9 +189,17 @@ struct Pushed {
 
 /// A stream's state: reading (with its memory budget), or why it cannot be used.
 enum Stream {
-    Reading(Box<RunReader>, Policy, u64),
+    Reading(Box<RunReader>, Policy, HeapLimit),
     Refused(CallError),
     Finished,
+}
+
+/// ", or linear memory past N bytes" for a limit with a memory ceiling.
+fn ceiling_text(limit: HeapLimit) -> String {
+    limit
+        .ceiling
+        .map(|c| format!(", or linear memory past {} bytes", c.bytes))
+        .unwrap_or_default()
 }
 
 /// A run's files pushed in chunks, then accounted (`accountRun`'s result).
@@ -196,16 +219,15 @@ impl AccountStream {
     #[wasm_bindgen(constructor)]
     pub fn new(options: Option<String>, memory_budget_bytes: Option<f64>) -> AccountStream {
         let made = (|| -> Result<Stream, CallError> {
-            let budget = memory_budget(memory_budget_bytes)?;
+            let budget = HeapLimit::within_memory(
+                memory_budget(memory_budget_bytes)?,
+                heap_in_use,
+                linear_memory,
+            );
             let opts: AccountOptions = options_arg("options", options)?;
             let (run, policy) = opts.split()?;
             let run = run.into_run_options(families_read())?;
-            let reader = RunReader::new(&run)
-                .with_memory_budget(MemoryBudget {
-                    limit: budget,
-                    in_use: heap_in_use,
-                })
-                .with_fold();
+            let reader = RunReader::new(&run).with_memory_budget(budget).with_fold();
             Ok(Stream::Reading(Box::new(reader), policy, budget))
         })();
         AccountStream {
@@ -269,23 +291,21 @@ impl AccountStream {
         &mut self,
         how: impl FnOnce(crate::read::Run, Folded, &Policy) -> T,
     ) -> Result<T, CallError> {
-        let (reader, policy, budget) = match std::mem::replace(&mut self.stream, Stream::Finished) {
-            Stream::Reading(reader, policy, budget) => (reader, policy, budget),
+        let (reader, policy, limit) = match std::mem::replace(&mut self.stream, Stream::Finished) {
+            Stream::Reading(reader, policy, limit) => (reader, policy, limit),
             Stream::Refused(e) => return Err(e),
             Stream::Finished => return Err(finished()),
         };
         let (run, fold) = reader.finish_folded()?;
         reset_high_water();
-        let limit = HeapLimit {
-            limit: budget,
-            in_use: heap_in_use,
-        };
+        let budget = limit.limit;
         let refused = |detail: String| {
             ReadError::whole(ErrorCode::InputTooLarge, "accounting", detail).into()
         };
         let Some(result) = admission::under(limit, || how(run, fold, &policy)) else {
             return Err(refused(format!(
-                "accounting the run needs more heap than the budget of {budget} bytes: a table of its series would pass it"
+                "accounting the run needs more memory than the budget allows: a table of its series would take the heap past {budget} bytes{}",
+                ceiling_text(limit)
             )));
         };
         let high = heap_high_water();

@@ -3,10 +3,10 @@
 //! Thin: it converts the limits from JSON and answers the usual JSON envelopes; the heap in
 //! use (the module's counting allocator) is the validator's memory probe.
 
-use super::stream::heap_in_use;
+use super::stream::{heap_in_use, linear_memory};
 use super::{options_arg, reply};
 use crate::options::{CallError, OptionsError};
-use crate::validate::{UploadLimits, UploadValidator as Core};
+use crate::validate::{MemoryProbe, UploadLimits, UploadValidator as Core};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -40,7 +40,13 @@ fn limits_arg(json: Option<String>) -> Result<(Core, UploadLimits), CallError> {
     let limits: UploadLimits = options_arg("limits", json)?;
     let core = Core::new(limits)
         .map_err(|e| OptionsError::new(format!("limits.{}", e.name), e.message))?;
-    Ok((core.with_memory_probe(heap_in_use), limits))
+    Ok((
+        core.with_memory_probe(MemoryProbe {
+            in_use: heap_in_use,
+            memory: linear_memory,
+        }),
+        limits,
+    ))
 }
 
 #[wasm_bindgen(js_class = UploadValidator)]
