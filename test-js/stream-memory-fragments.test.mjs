@@ -6,8 +6,11 @@
 // the evidence's table, which went above everything. Tables are now admitted only if they fit
 // placed above all linear memory holds (crate::admission::MemoryCeiling): the run is refused
 // with INPUT_TOO_LARGE within 58.8 MiB, and a tenth of it is accounted as accountRun does.
-// The run is streamed in a process of its own (this file, run with KVLEDGER_FRAGMENTS_CHILD
-// set): linear memory only grows, so another call's high-water mark would hide this one's.
+// And 80,000 captures of two series (19 MB): their scrapes were gathered after the last
+// byte outside any admission, by doubling, and sorted into new lists beside the old (76.9 MiB
+// before the refusal in accounting); they are now sized once and admitted (54.9 MiB).
+// Each run is streamed in a process of its own (this file, run with KVLEDGER_FRAGMENTS_CHILD
+// set to its case): linear memory only grows, so another call's high-water mark would hide this one's.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -30,8 +33,24 @@ function captures(n) {
   return Array.from({ length: n }, (_, f) => ({ name: `cap${String(f).padStart(5, "0")}.prom`, bytes: capture(f, 100) }));
 }
 
-/** In the child: stream 3,000 captures, then 300; print what happened. */
-async function child() {
+/** 80,000 captures of one series of each family, a file each. */
+function tinyCaptures(n) {
+  const encoder = new TextEncoder();
+  return Array.from({ length: n }, (_, f) => {
+    const text = [["prefix_cache_queries", 10], ["prefix_cache_hits", 5]]
+      .map(([family, step]) => `# TYPE vllm:${family} counter\nvllm:${family}_total{engine="0",model_name="m"} ${f * step}.0 ${1781634703000 + f}\n`)
+      .join("");
+    return { name: `cap${String(f).padStart(6, "0")}.prom`, bytes: encoder.encode(text) };
+  });
+}
+
+const CASES = {
+  wide: { files: () => captures(3000), few: () => captures(300) },
+  many: { files: () => tinyCaptures(80_000), few: () => tinyCaptures(8000) },
+};
+
+/** In the child: stream the case's run, then a tenth of it; print what happened. */
+async function child(name) {
   const { readFileSync } = await import("node:fs");
   const path = await import("node:path");
   const { accountStream, accountRun } = await import("../js/node.mjs");
@@ -39,28 +58,35 @@ async function child() {
   const root = fileURLToPath(new URL("../", import.meta.url));
   const wasm = glue.initSync({ module: readFileSync(path.join(root, "pkg/web/kvledger_bg.wasm")) });
   const stream = (files) => files.map(({ name, bytes }) => ({ name, stream: bytes }));
-  const refused = await accountStream(stream(captures(3000))).then(
+  const { files, few: fewOf } = CASES[name];
+  const refused = await accountStream(stream(files())).then(
     () => null,
     (e) => ({ code: e.code, file: e.file }),
   );
   const high = wasm.memory.buffer.byteLength;
-  const few = captures(300);
+  const few = fewOf();
   const same = JSON.stringify(await accountStream(stream(few))) === JSON.stringify(accountRun(few));
   process.stdout.write(JSON.stringify({ refused, high, same }));
 }
 
 if (process.env.KVLEDGER_FRAGMENTS_CHILD) {
-  await child();
+  await child(process.env.KVLEDGER_FRAGMENTS_CHILD);
 } else {
-  test("3,000 captures of 200 series: held within 64 MiB of linear memory at the default budget, whatever the heap's holes", (t) => {
-    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url)], {
-      env: { ...process.env, KVLEDGER_FRAGMENTS_CHILD: "1" },
+  const titles = {
+    wide: "3,000 captures of 200 series: refused within 64 MiB of linear memory at the default budget, whatever the heap's holes",
+    many: "80,000 captures of two series: their scrapes gathered within 64 MiB of linear memory at the default budget",
+  };
+  for (const [name, title] of Object.entries(titles)) {
+    test(title, (t) => {
+      const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url)], {
+        env: { ...process.env, KVLEDGER_FRAGMENTS_CHILD: name },
+      });
+      const { refused, high, same } = JSON.parse(out.toString());
+      t.diagnostic(`linear memory high-water ${(high / MIB).toFixed(1)} MiB`);
+      assert.ok(high <= 64 * MIB, `linear memory ${(high / MIB).toFixed(1)} MiB`);
+      assert.deepEqual(refused, { code: "INPUT_TOO_LARGE", file: "accounting" });
+      // The instance stays usable, and a run that fits is accounted as the whole-buffer call does.
+      assert.equal(same, true);
     });
-    const { refused, high, same } = JSON.parse(out.toString());
-    t.diagnostic(`linear memory high-water ${(high / MIB).toFixed(1)} MiB`);
-    assert.ok(high <= 64 * MIB, `linear memory ${(high / MIB).toFixed(1)} MiB`);
-    assert.deepEqual(refused, { code: "INPUT_TOO_LARGE", file: "accounting" });
-    // The instance stays usable, and a run that fits is accounted as the whole-buffer call does.
-    assert.equal(same, true);
-  });
+  }
 }

@@ -173,6 +173,19 @@ fn run_level_errors() {
     )
     .expect_err("no artifacts");
     assert_eq!(none.code, ErrorCode::NoArtifacts);
+    // The error names every file given, in name order, whatever the order given.
+    let none = read_run(
+        &[
+            InputFile::bytes("z/notes.txt", b"hello"),
+            InputFile::bytes("a.txt", b"hi"),
+        ],
+        &RunOptions::default(),
+    )
+    .expect_err("no artifacts");
+    assert_eq!(
+        (none.code, none.file.as_str()),
+        (ErrorCode::NoArtifacts, "a.txt, z/notes.txt")
+    );
 
     let a = b"{\"schema_version\":\"1.0\",\"summary\":{},\"metrics\":{}}".to_vec();
     let dup = read_run(

@@ -238,24 +238,21 @@ fn base_name(name: &str) -> &str {
 
 /// Raw scrapes sorted by endpoint, then time (untimed last), then file and file order, with
 /// the file each came from (parallel vector).
-fn sort_scrapes(mut scrapes: Vec<(Scrape, String, usize)>) -> (Vec<Scrape>, Vec<String>) {
-    crate::sort::sort_by(&mut scrapes, |(a, fa, sa), (b, fb, sb)| {
+fn sort_scrapes(scrapes: &mut [Scrape], files: &mut [String]) {
+    crate::sort::sort_pairs_by(scrapes, files, |(a, fa), (b, fb)| {
         (
             &a.endpoint_url,
             a.timestamp_ns.is_none(),
             a.timestamp_ns,
             fa,
-            sa,
         )
             .cmp(&(
                 &b.endpoint_url,
                 b.timestamp_ns.is_none(),
                 b.timestamp_ns,
                 fb,
-                sb,
             ))
     });
-    scrapes.into_iter().map(|(s, f, _)| (s, f)).unzip()
 }
 
 /// A refusal the server-metrics JSON reader decided after the value streamed by (see
@@ -277,7 +274,7 @@ fn place_late_refusal(f: &InputFile<'_>, r: Refusal) -> ReadError {
 /// or CSV, or a Prometheus capture with `# TYPE` (any endpoint; families are matched by
 /// canonical name). The first in file order is reported.
 fn refuse_typed_counters(
-    scrapes: &[(Scrape, String, usize)],
+    (scrapes, scrape_files): (&[Scrape], &[String]),
     folded: &[(String, Vec<UntypedLarge>)],
     server_json: &Option<(String, ServerMetricsExport)>,
     server_csv: &Option<(String, ServerMetricsExport)>,
@@ -285,7 +282,8 @@ fn refuse_typed_counters(
     // Files in name order (stable: a file's values stay in file order).
     let mut larges: Vec<(&str, &UntypedLarge)> = scrapes
         .iter()
-        .flat_map(|(s, file, _)| s.untyped_large.iter().map(move |l| (file.as_str(), l)))
+        .zip(scrape_files)
+        .flat_map(|(s, file)| s.untyped_large.iter().map(move |l| (file.as_str(), l)))
         .chain(
             folded
                 .iter()
@@ -304,7 +302,7 @@ fn refuse_typed_counters(
             }
         }
     }
-    for (s, _, _) in scrapes {
+    for s in scrapes {
         for fam in s.families() {
             if fam.metric_type == Some(MetricType::Counter) {
                 counters.insert(canonical_family(fam.name));
@@ -678,6 +676,10 @@ pub struct RunReader {
     /// The places in `done` of the files that failed: asked of every file begun, a scan of
     /// `done` was quadratic in a run's files (20,000 captures: 7.7 % of its time).
     failed: Vec<usize>,
+    /// The places in `done` of the JSON and CSV exports read (their counter timeslices may be
+    /// shed): a scan of `done` each time memory was under pressure was quadratic in a run's
+    /// files (80,000 captures streamed: a third of the time).
+    exports: Vec<usize>,
     bytes_read: u64,
 }
 
@@ -690,6 +692,7 @@ impl RunReader {
             current: None,
             done: Vec::new(),
             failed: Vec::new(),
+            exports: Vec::new(),
             bytes_read: 0,
         }
     }
@@ -795,6 +798,11 @@ impl RunReader {
             }
             State::Ended(kind, outcome) => (kind, outcome),
         };
+        if let Outcome::Read(out) = &outcome {
+            if let Output::ServerJson(_) | Output::ServerCsv(_) = **out {
+                self.exports.push(self.done.len());
+            }
+        }
         self.done.push(FileDone {
             name: cur.name,
             kind,
@@ -1010,7 +1018,10 @@ impl RunReader {
         {
             shed |= reader.shed();
         }
-        for d in &mut self.done {
+        for &at in &self.exports {
+            let Some(d) = self.done.get_mut(at) else {
+                continue;
+            };
             if let Outcome::Read(out) = &mut d.outcome {
                 if let Output::ServerJson(export) | Output::ServerCsv(export) = out.as_mut() {
                     let families = export.metrics.iter_mut().chain(&mut export.warmup_metrics);
@@ -1077,8 +1088,13 @@ impl RunReader {
     /// [`RunReader::finish`], a late refusal kept with its JSON path for [`read_run`] to place.
     fn finish_refusal(mut self) -> Result<Run, Refusal> {
         self.end_file();
-        let RunReader { options, done, .. } = self;
-        assemble(done, &options)
+        let RunReader {
+            options,
+            done,
+            budget,
+            ..
+        } = self;
+        assemble_within(budget, done, &options)
     }
 
     /// The run and the scrapes folded while reading ([`RunReader::with_fold`]; an empty fold
@@ -1092,8 +1108,13 @@ impl RunReader {
         self.end_file();
         self.relieve();
         let fold = self.fold.take().unwrap_or_default();
-        let RunReader { options, done, .. } = self;
-        assemble(done, &options).map(|run| (run, fold))
+        let RunReader {
+            options,
+            done,
+            budget,
+            ..
+        } = self;
+        assemble_within(budget, done, &options).map(|run| (run, fold))
     }
 }
 
@@ -1134,12 +1155,46 @@ fn admitted<T>(
     }
 }
 
-fn too_large(name: &str, at: u64, budget: MemoryBudget) -> ReadError {
-    let limit = budget.limit;
-    let memory = budget
+/// [`assemble`] with its lists admitted under `budget`: past it, `INPUT_TOO_LARGE` of the
+/// file `accounting` (the step after the last byte), before memory grows.
+fn assemble_within(
+    budget: Option<MemoryBudget>,
+    done: Vec<FileDone>,
+    options: &RunOptions,
+) -> Result<Run, Refusal> {
+    let Some(b) = budget else {
+        return assemble(done, options);
+    };
+    let mut assembled = None;
+    let admitted = admission::under(b, || assembled = Some(assemble(done, options)));
+    match (assembled, admitted) {
+        // A file's own failure stands (the heap may be past the budget because of it).
+        (Some(Err(r)), _) => Err(r),
+        (Some(Ok(run)), Some(())) => Ok(run),
+        _ => Err(ReadError::whole(
+            ErrorCode::InputTooLarge,
+            "accounting",
+            format!(
+                "the run's scrapes need more memory than the budget of {} bytes{} allows",
+                b.limit,
+                ceiling_text(b)
+            ),
+        )
+        .into()),
+    }
+}
+
+/// " of heap, and N of linear memory," for a budget with a memory ceiling.
+fn ceiling_text(budget: MemoryBudget) -> String {
+    budget
         .ceiling
         .map(|c| format!(" of heap, and {} of linear memory,", c.bytes))
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+fn too_large(name: &str, at: u64, budget: MemoryBudget) -> ReadError {
+    let limit = budget.limit;
+    let memory = ceiling_text(budget);
     let position = Position {
         byte_offset: Some(u32::try_from(at).unwrap_or(u32::MAX)),
         ..Position::default()
@@ -1215,14 +1270,19 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
     // Stable: files of one name stay in the order they came.
     crate::sort::sort_by(&mut done, |a, b| a.name.cmp(&b.name));
     let captures = capture_meta(&mut done, options)?;
-    let names: Vec<String> = done.iter().map(|d| d.name.clone()).collect();
 
     let mut server_json = None;
     let mut server_csv = None;
     let mut profile = None;
     let mut summary = None;
     let mut launch_file = None;
-    let mut scrapes: Vec<(Scrape, String, usize)> = Vec::new();
+    // Each scrape beside its file's name, in file order (a stable sort keeps it for equal
+    // keys). Sized once, and admitted under a memory limit: grown by doubling, the list of
+    // 80,000 captures' scrapes left its old copies as holes a stream's memory grew past.
+    let count = scrape_count(&done);
+    let keep = crate::admission::admit_items::<(Scrape, String)>(count);
+    let mut scrapes: Vec<Scrape> = Vec::with_capacity(if keep { count } else { 0 });
+    let mut scrape_files: Vec<String> = Vec::with_capacity(if keep { count } else { 0 });
     let mut folded: Vec<(String, Vec<UntypedLarge>)> = Vec::new();
     let mut files = Vec::with_capacity(done.len());
     let mut ignored = Vec::new();
@@ -1279,16 +1339,18 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
                 note_id(&name, &export.benchmark_id);
                 server_csv = Some((name, *export));
             }
+            // Refused (the call is then refused too): what is left is hurried through.
+            Some(Output::Scrapes(_) | Output::Capture(_)) if !keep => {}
             Some(Output::Scrapes(set)) => {
                 for s in set {
-                    let seq = scrapes.len();
-                    scrapes.push((s, name.clone(), seq));
+                    scrapes.push(s);
+                    scrape_files.push(name.clone());
                 }
             }
             Some(Output::Capture(mut s)) => {
                 apply_capture_meta(&mut s, captures.get(base_name(&name)));
-                let seq = scrapes.len();
-                scrapes.push((s, name, seq));
+                scrapes.push(s);
+                scrape_files.push(name);
             }
             Some(Output::Profile(p)) => profile = Some(p),
             Some(Output::Summary(s)) => {
@@ -1307,14 +1369,19 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
     {
         return Err(ReadError::whole(
             ErrorCode::NoArtifacts,
-            &names.join(", "),
+            &all_names(&files, &ignored),
             "no AIPerf artifact among the inputs (expected server_metrics_export.{json,csv,jsonl}, profile_export.jsonl, profile_export_aiperf.json or Prometheus captures)",
         )
         .into());
     }
 
-    refuse_typed_counters(&scrapes, &folded, &server_json, &server_csv)?;
-    let (scrapes, scrape_files) = sort_scrapes(scrapes);
+    refuse_typed_counters(
+        (&scrapes, &scrape_files),
+        &folded,
+        &server_json,
+        &server_csv,
+    )?;
+    sort_scrapes(&mut scrapes, &mut scrape_files);
 
     crate::sort::sort_by(&mut ignored, |a, b| a.cmp(b));
     Ok(Run {
@@ -1329,6 +1396,29 @@ fn assemble(mut done: Vec<FileDone>, options: &RunOptions) -> Result<Run, Refusa
         summary,
         launch: options.launch.clone().or(launch_file),
     })
+}
+
+/// The scrapes the files of `done` hold (a scrape JSONL's, and one per capture).
+fn scrape_count(done: &[FileDone]) -> usize {
+    done.iter()
+        .map(|d| match &d.outcome {
+            Outcome::Read(out) => match &**out {
+                Output::Scrapes(set) => set.len(),
+                Output::Capture(_) => 1,
+                _ => 0,
+            },
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Every file's name, in name order, for a message about them all (the run's files and
+/// those ignored: every file given).
+fn all_names(files: &[RunFile], ignored: &[IgnoredFile]) -> String {
+    let mut names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    names.extend(ignored.iter().map(|i| i.name.as_str()));
+    crate::sort::sort_by(&mut names, |a, b| a.cmp(b));
+    names.join(", ")
 }
 
 /// Read every file of one run: a [`RunReader`] given the files in name order (so an error
