@@ -64,6 +64,18 @@ impl HeapLimit {
         }
     }
 
+    /// The budget in words, for a refusal: "N bytes of heap and M of linear memory", or
+    /// "N bytes" without a ceiling.
+    pub fn budget_text(&self) -> String {
+        match self.ceiling {
+            Some(c) => format!(
+                "{} bytes of heap and {} of linear memory",
+                self.limit, c.bytes
+            ),
+            None => format!("{} bytes", self.limit),
+        }
+    }
+
     /// Whether `bytes` more fit: in the heap, and in memory when placed above all it holds.
     fn fits(&self, bytes: u64) -> bool {
         (self.in_use)().saturating_add(bytes) <= self.limit

@@ -138,7 +138,7 @@ test("a run whose evidence fits but whose accounting would not is refused before
   assert.ok(err instanceof KvledgerError, String(err));
   assert.equal(err.code, "INPUT_TOO_LARGE", err.message);
   assert.equal(err.file, "accounting");
-  assert.match(err.message, /a table of its series would take the heap past 6291456 bytes, or linear memory past \d+ bytes/);
+  assert.match(err.message, /the budget of 6291456 bytes of heap and \d+ of linear memory allows: a table of its series would pass it/);
   const want = accountRun([{ name: "capture.prom", bytes }]);
   assert.deepStrictEqual(await accountStream(file(), { memory_budget: 10 << 20 }), want);
   assert.deepStrictEqual(await accountStream(file()), want);

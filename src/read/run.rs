@@ -1175,26 +1175,16 @@ fn assemble_within(
             ErrorCode::InputTooLarge,
             "accounting",
             format!(
-                "the run's scrapes need more memory than the budget of {} bytes{} allows",
-                b.limit,
-                ceiling_text(b)
+                "the run's scrapes need more memory than the budget of {} allows",
+                b.budget_text()
             ),
         )
         .into()),
     }
 }
 
-/// " of heap, and N of linear memory," for a budget with a memory ceiling.
-fn ceiling_text(budget: MemoryBudget) -> String {
-    budget
-        .ceiling
-        .map(|c| format!(" of heap, and {} of linear memory,", c.bytes))
-        .unwrap_or_default()
-}
-
 fn too_large(name: &str, at: u64, budget: MemoryBudget) -> ReadError {
-    let limit = budget.limit;
-    let memory = ceiling_text(budget);
+    let budget = budget.budget_text();
     let position = Position {
         byte_offset: Some(u32::try_from(at).unwrap_or(u32::MAX)),
         ..Position::default()
@@ -1204,7 +1194,7 @@ fn too_large(name: &str, at: u64, budget: MemoryBudget) -> ReadError {
         name,
         position,
         format!(
-            "the run's evidence needs more memory than the budget of {limit} bytes{memory} allows (reached by byte {at} of this file)"
+            "the run's evidence needs more memory than the budget of {budget} allows (reached by byte {at} of this file)"
         ),
     )
 }

@@ -138,12 +138,8 @@ fn account_within(
         issues.push(Issue::limit(
             limits.hit("memory_budget", None),
             format!(
-                "accounting the raw artifacts needs more memory than the budget allows: a table of their series would take the heap past {} bytes{}",
-                limits.memory_budget,
-                limit
-                    .ceiling
-                    .map(|c| format!(", or linear memory past {} bytes", c.bytes))
-                    .unwrap_or_default()
+                "accounting the raw artifacts needs more memory than the budget of {} allows: a table of their series would pass it",
+                limit.budget_text()
             ),
         ));
     }

@@ -194,14 +194,6 @@ enum Stream {
     Finished,
 }
 
-/// ", or linear memory past N bytes" for a limit with a memory ceiling.
-fn ceiling_text(limit: HeapLimit) -> String {
-    limit
-        .ceiling
-        .map(|c| format!(", or linear memory past {} bytes", c.bytes))
-        .unwrap_or_default()
-}
-
 /// A run's files pushed in chunks, then accounted (`accountRun`'s result).
 #[wasm_bindgen(js_name = AccountStream, skip_typescript)]
 pub struct AccountStream {
@@ -304,8 +296,8 @@ impl AccountStream {
         };
         let Some(result) = admission::under(limit, || how(run, fold, &policy)) else {
             return Err(refused(format!(
-                "accounting the run needs more memory than the budget allows: a table of its series would take the heap past {budget} bytes{}",
-                ceiling_text(limit)
+                "accounting the run needs more memory than the budget of {} allows: a table of its series would pass it",
+                limit.budget_text()
             )));
         };
         let high = heap_high_water();
