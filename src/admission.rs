@@ -15,7 +15,7 @@
 //! stream promises.
 //!
 //! The heap in use is not the memory taken: the allocator's free room may be in pieces too
-//! small for a large table, which then goes above all of it. Accounting 3,000 captures of 200
+//! small for a large table, which then goes above all of it. Accounting 3,000 captures of 100
 //! series kept at most 36.5 MB of heap live, under the budget of 48 MiB, and grew a stream's
 //! linear memory to 74.4 MiB. So under a [`MemoryCeiling`] a table is admitted only if
 //! linear memory would stay within the ceiling even with the table placed above it.
@@ -114,6 +114,15 @@ pub fn admit(bytes: usize) -> bool {
         REFUSED.with(|r| r.set(true));
     }
     fits
+}
+
+/// Whether a table of `bytes` would be admitted now, refusing nothing when not: for room
+/// made ahead of need, which the work can do without.
+pub fn would_admit(bytes: usize) -> bool {
+    let Some(h) = LIMIT.with(Cell::get) else {
+        return true;
+    };
+    !REFUSED.with(Cell::get) && h.fits(bytes as u64)
 }
 
 /// [`admit`] of `n` items of `T` each.
@@ -331,7 +340,10 @@ mod tests {
                 size: memory_of_500,
             }),
         };
-        assert_eq!(under(tight, || admit(50)), Some(true));
+        assert_eq!(
+            under(tight, || (would_admit(51), admit(50))),
+            Some((false, true))
+        );
         assert_eq!(under(tight, || admit(51)), None);
         assert_eq!(under(tight, ceiling_now), Some(Some(550)));
         assert_eq!(ceiling_now(), None);

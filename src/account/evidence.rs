@@ -729,6 +729,7 @@ fn fold_run_scrapes(fold: &mut ScrapeFold, scrapes: Parts<'_, Scrape>, files: &[
     // second's series were taken by the first's table numbers, another series' under each.
     let mut sources = AddressMap::default();
     let mut n = 0usize;
+    fold.expect_series(series_expected(scrapes.as_slice()));
     scrapes.each(|scrape| {
         if !fold.admit(scrape) {
             return;
@@ -746,6 +747,22 @@ fn fold_run_scrapes(fold: &mut ScrapeFold, scrapes: Parts<'_, Scrape>, files: &[
         fold.take(source, n as u64, scrape, &scrape.table);
         n += 1;
     });
+}
+
+/// The series `scrapes` (in endpoint order) are expected to name: each endpoint's largest
+/// scrape's samples (its scrapes mostly name the same series), every endpoint together.
+fn series_expected(scrapes: &[Scrape]) -> usize {
+    let mut total = 0usize;
+    let mut at = 0;
+    while let Some(first) = scrapes.get(at) {
+        let same = scrapes[at..]
+            .iter()
+            .take_while(|s| s.endpoint_url == first.endpoint_url);
+        let (count, most) = same.fold((0, 0), |(c, m), s| (c + 1, m.max(s.samples.len())));
+        total = total.saturating_add(most);
+        at += count;
+    }
+    total
 }
 
 /// What the evidence itself says about how it was read: exports' repeated families merged
@@ -872,6 +889,13 @@ mod tests {
             ]
         );
         assert_eq!(series(["c.prom", "c.prom"]), apart);
+        // Expected: the endpoint's largest scrape (two series), then a second endpoint's one.
+        assert_eq!(series_expected(&scrapes), 2);
+        let mut other = capture(3_000, &[("9", 1)])?;
+        other.endpoint_url = "http://f:8000/metrics".into();
+        let more = [scrapes[0].clone(), scrapes[1].clone(), other];
+        assert_eq!(series_expected(&more), 3);
+        assert_eq!(series_expected(&[]), 0);
         Ok(())
     }
 

@@ -740,6 +740,17 @@ impl ScrapeFold {
         Some(at as usize)
     }
 
+    /// Room for `n` series' intakes made at once, when none is made yet and the table would
+    /// be admitted ([`crate::admission`]; else they grow as they come): grown by doubling
+    /// past a few MB, its old copies were holes a large table could not use, and WASM's
+    /// linear memory grew past them.
+    pub fn expect_series(&mut self, n: usize) {
+        let bytes = n.saturating_mul(std::mem::size_of::<Intake>());
+        if self.intakes.is_empty() && crate::admission::would_admit(bytes) {
+            self.intakes.reserve_exact(n);
+        }
+    }
+
     /// Whether `scrape` may be taken under the accounting's heap limit
     /// ([`crate::admission`]): each of its samples may be a new series' intake, its lone
     /// sample's box and its ids.
