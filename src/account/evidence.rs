@@ -752,17 +752,10 @@ fn fold_run_scrapes(fold: &mut ScrapeFold, scrapes: Parts<'_, Scrape>, files: &[
 /// The series `scrapes` (in endpoint order) are expected to name: each endpoint's largest
 /// scrape's samples (its scrapes mostly name the same series), every endpoint together.
 fn series_expected(scrapes: &[Scrape]) -> usize {
-    let mut total = 0usize;
-    let mut at = 0;
-    while let Some(first) = scrapes.get(at) {
-        let same = scrapes[at..]
-            .iter()
-            .take_while(|s| s.endpoint_url == first.endpoint_url);
-        let (count, most) = same.fold((0, 0), |(c, m), s| (c + 1, m.max(s.samples.len())));
-        total = total.saturating_add(most);
-        at += count;
-    }
-    total
+    scrapes
+        .chunk_by(|a, b| a.endpoint_url == b.endpoint_url)
+        .map(|one| one.iter().map(|s| s.samples.len()).max().unwrap_or(0))
+        .fold(0, usize::saturating_add)
 }
 
 /// What the evidence itself says about how it was read: exports' repeated families merged
