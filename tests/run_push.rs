@@ -268,6 +268,44 @@ fn past_the_memory_budget_a_file_is_input_too_large_and_the_rest_is_dropped() {
     assert!(e.message.contains("1000 bytes"), "{e}");
 }
 
+#[test]
+fn the_scrapes_gathered_after_the_last_byte_are_held_to_the_budget() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static IN_USE: AtomicU64 = AtomicU64::new(0);
+    let budget = MemoryBudget {
+        limit: 100_000,
+        in_use: || IN_USE.load(Ordering::Relaxed),
+        ceiling: None,
+    };
+    let read = |in_use_after: u64| {
+        IN_USE.store(0, Ordering::Relaxed);
+        let mut reader = RunReader::new(&options()).with_memory_budget(budget);
+        for i in 0..50 {
+            let text = format!(
+                "# TYPE vllm:prefix_cache_queries counter\nvllm:prefix_cache_queries_total{{engine=\"0\"}} {i}.0 {}\n",
+                1_781_634_703_000u64 + i
+            );
+            reader.file(&format!("cap{i:02}.prom"), text.as_bytes());
+        }
+        // The files were read within the budget; what is in use now is what gathering the
+        // 50 scrapes into one list is measured against.
+        IN_USE.store(in_use_after, Ordering::Relaxed);
+        reader.finish()
+    };
+    let run = read(0).expect("within the budget");
+    assert_eq!(run.scrapes.len(), 50);
+    assert_eq!(
+        run.scrape_files.first().map(String::as_str),
+        Some("cap00.prom")
+    );
+    let e = read(99_000).expect_err("the list would pass the budget");
+    assert_eq!(
+        (e.code, e.file.as_str()),
+        (ErrorCode::InputTooLarge, "accounting")
+    );
+    assert!(e.message.contains("100000 bytes"), "{e}");
+}
+
 /// xorshift64: the mutations are the same on every run, so a failure names a reproducible case.
 struct Rng(u64);
 
