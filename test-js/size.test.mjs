@@ -2,7 +2,7 @@
 // Issue 11 asks for at most 250 KB gzip -9 (256,000 bytes as GNU gzip -9 writes them).
 // The full module (every entry of `kvledger`: the visualizer's and the edge worker's) is not
 // there, so this test holds a ceiling a little above today's size, so that nothing grows it
-// unnoticed, and prints how far the goal is. Today: 533,669 B gzip -9, 1,405,847 B raw (2.4 KB
+// unnoticed, and prints how far the goal is. Today: 533,782 B gzip -9, 1,406,114 B raw (2.5 KB
 // more than 531,259 B: linear memory held to a ceiling beside the heap budget, a run's scrapes
 // gathered sized once and sorted in place, BENCHMARKS.md, eighth 2026-12-05 session), built
 // at opt-level 2 since the pages that count bytes have the pricing module: 506,010 B at "s" and
