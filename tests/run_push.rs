@@ -13,6 +13,7 @@ use kvledger::read::{
 };
 use kvledger::{ErrorCode, ReadError};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Runs of at most this many bytes are also pushed one byte at a time.
 const ONE_BYTE_MAX: u64 = 256 * 1024;
@@ -237,15 +238,20 @@ fn files_after_a_failed_one_are_not_read_and_do_not_change_the_error() {
     }
 }
 
+/// A budget of `limit` bytes with the heap in use read by `in_use` (each test keeps its own
+/// counter: tests run in parallel, and a budget's probe is a function, not a closure).
+fn counted(limit: u64, in_use: fn() -> u64) -> MemoryBudget {
+    MemoryBudget {
+        limit,
+        in_use,
+        ceiling: None,
+    }
+}
+
 #[test]
 fn past_the_memory_budget_a_file_is_input_too_large_and_the_rest_is_dropped() {
-    use std::sync::atomic::{AtomicU64, Ordering};
     static IN_USE: AtomicU64 = AtomicU64::new(0);
-    let budget = MemoryBudget {
-        limit: 1000,
-        in_use: || IN_USE.load(Ordering::Relaxed),
-        ceiling: None,
-    };
+    let budget = counted(1000, || IN_USE.load(Ordering::Relaxed));
     let csv = std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("examples/vllm-mi355x-conc1/aiperf_artifacts/server_metrics_export.csv"),
@@ -270,13 +276,8 @@ fn past_the_memory_budget_a_file_is_input_too_large_and_the_rest_is_dropped() {
 
 #[test]
 fn the_scrapes_gathered_after_the_last_byte_are_held_to_the_budget() {
-    use std::sync::atomic::{AtomicU64, Ordering};
     static IN_USE: AtomicU64 = AtomicU64::new(0);
-    let budget = MemoryBudget {
-        limit: 100_000,
-        in_use: || IN_USE.load(Ordering::Relaxed),
-        ceiling: None,
-    };
+    let budget = counted(100_000, || IN_USE.load(Ordering::Relaxed));
     let read = |in_use_after: u64| {
         IN_USE.store(0, Ordering::Relaxed);
         let mut reader = RunReader::new(&options()).with_memory_budget(budget);

@@ -103,8 +103,8 @@ pub(crate) fn linear_memory() -> u64 {
 const GROW_AHEAD_FROM: u64 = 64 << 20;
 
 /// After the allocator grew linear memory (it had `pages_before`), grow it once more by an
-/// eighth of itself (never past the memory ceiling of a call held to one), so that a call that ends at N bytes grows memory about ln(N) times, not
-/// once per 64 KiB it needs. Each grow hands JavaScript a new `ArrayBuffer` over the whole
+/// eighth of itself (never past the memory ceiling of a call held to one), so that a call
+/// that ends at N bytes grows memory about ln(N) times, not once per 64 KiB it needs. Each grow hands JavaScript a new `ArrayBuffer` over the whole
 /// memory, which V8 counts as that much new external memory: growing page by page set off a
 /// full garbage collection every few grows (288 collections, a fifth of the time, accounting a
 /// 79 MB scrape JSONL in Node). Up to [`GROW_AHEAD_FROM`] (a stream's memory) nothing is
