@@ -53,7 +53,7 @@
 use super::block16;
 use crate::admission::{room_for_one, room_in_map, room_in_text};
 use crate::error::{ErrorCode, Position, ReadError};
-use crate::hash::Map as HashMap;
+use crate::hash::{Keyed, Map as HashMap};
 use crate::model::labels::push_pair;
 use crate::model::server_metrics::{CsvLean, CsvSeries};
 use crate::model::{
@@ -64,7 +64,7 @@ use crate::read::count;
 use crate::read::json_cursor::to_f64;
 use crate::read::push::{drive, Lines, PushReader};
 use crate::read::FamilyFilter;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
 /// The stat columns of each CSV section, in AIPerf's order (the generator writes the same).
@@ -1570,7 +1570,7 @@ fn row_pairs<'r>(
 struct InfoSeries {
     /// (endpoint, family) (see [`pair_key`]) → index in `open` of the series its next rows
     /// go to.
-    current: HashMap<Vec<u8>, u32>,
+    current: HashMap<[u8; 8], u32>,
     open: Vec<OpenInfo>,
     /// Label names and values, each once (`OpenInfo::pairs` holds their ids).
     strings: Strings,
@@ -1578,9 +1578,10 @@ struct InfoSeries {
     /// the [`LabelSets`] of the rows' sets, one copy each.
     sets: HashMap<Vec<u8>, u32>,
     /// The keys of the open series with more than [`SCANNED_KEYS`] pairs, by (index in
-    /// `open`, key id) (see [`pair_key`]): a set, its values unused, in the one map type the
-    /// reader's tables share (less code in the .wasm).
-    keys: HashMap<Vec<u8>, u32>,
+    /// `open`, key id) (see [`pair_key`]): a set, its values unused, in the map type of
+    /// `current`. Eight bytes a key in the table: a `Vec` key was 24 more and an allocation
+    /// (an info metric of 100,000 keys held 6 MB in them).
+    keys: HashMap<[u8; 8], u32>,
 }
 
 /// Keys an open info series has before they are found through [`InfoSeries::keys`]: below it a
@@ -1600,12 +1601,12 @@ impl InfoSeries {
     /// The series (its index in `open`) the rows of (endpoint, family) go to, unless it
     /// already has `key`.
     fn current(&self, endpoint: u32, family: u32, key: u32) -> Option<usize> {
-        let &i = self.current.get(pair_key(endpoint, family).as_slice())?;
+        let &i = self.current.get(&pair_key(endpoint, family))?;
         let o = self.open.get(i as usize)?;
         let has = if o.pairs.len() <= SCANNED_KEYS {
             o.pairs.iter().any(|p| p.0 == key)
         } else {
-            self.keys.contains_key(pair_key(i, key).as_slice())
+            self.keys.contains_key(&pair_key(i, key))
         };
         (!has).then_some(i as usize)
     }
@@ -1628,7 +1629,7 @@ impl InfoSeries {
             if !room_in_map(&mut self.keys) {
                 return;
             }
-            self.keys.insert(pair_key(open, key).to_vec(), 0);
+            self.keys.insert(pair_key(open, key), 0);
         }
     }
 
@@ -1642,8 +1643,7 @@ impl InfoSeries {
     fn open(&mut self, endpoint: u32, family: u32, at: usize) -> usize {
         let i = self.open.len();
         let slot = u32::try_from(i).unwrap_or(u32::MAX);
-        self.current
-            .insert(pair_key(endpoint, family).to_vec(), slot);
+        self.current.insert(pair_key(endpoint, family), slot);
         self.open.push(OpenInfo {
             family,
             at,
@@ -1669,17 +1669,20 @@ impl InfoSeries {
         if !room_in_map(&mut self.sets) || !room_for_one(&mut all.list) {
             return u32::MAX;
         }
-        let labels: Labels = pairs
-            .iter()
-            .map(|&(k, v)| (self.strings.get(k), self.strings.get(v)))
-            .collect();
+        // Borrowed from the strings: owned copies were two more allocations a pair.
+        let labels = Labels::from_pairs(
+            pairs
+                .iter()
+                .map(|&(k, v)| (self.strings.get(k), self.strings.get(v)))
+                .collect::<Vec<_>>(),
+        );
         let id = all.add(Arc::new(labels));
         self.sets.insert(key, id);
         id
     }
 }
 
-/// Two ids as one map key (the reader's maps share one key type: less code in the .wasm).
+/// Two ids as one map key.
 fn pair_key(a: u32, b: u32) -> [u8; 8] {
     let mut k = [0u8; 8];
     k[..4].copy_from_slice(&a.to_le_bytes());
@@ -1692,44 +1695,79 @@ fn pairs_key(pairs: &[(u32, u32)]) -> Vec<u8> {
     pairs.iter().flat_map(|&(a, b)| pair_key(a, b)).collect()
 }
 
-/// Strings, each kept once, by id.
+/// Strings, each kept once, by id: their bytes one after another in one text, found by a
+/// keyed hash. A `String` in a table and another in a list held every name twice, 140 bytes
+/// a string in all (an info metric of 100,000 keys, 5.5 MB, peaked at 46 MB); one shared
+/// allocation each, still 85.
 #[derive(Default)]
 struct Strings {
-    ids: HashMap<String, u32>,
-    list: Vec<String>,
+    text: String,
+    /// Where each string ends in `text` (it begins where the one before it ends).
+    ends: Vec<usize>,
+    /// A string's hash under `hasher` → the last id given with that hash.
+    by_hash: HashMap<[u8; 8], u32>,
+    /// The id given before it with the same hash (`NO_STRING`: none). Two strings share a
+    /// 64-bit keyed hash next to never, and are then told apart by their text.
+    same_hash: Vec<u32>,
+    hasher: Keyed,
     /// The ids last given for a key and for a value (an info section lists one key, often
     /// with one value, on every endpoint in turn), checked before hashing.
     last: [u32; 2],
 }
 
+/// No string: the end of a chain of [`Strings::same_hash`].
+const NO_STRING: u32 = u32::MAX;
+
 impl Strings {
     /// The id of `s`; `slot` says which of the last ids to try first (0 key, 1 value). None
     /// when a new string's room was refused under a memory budget (the file then fails).
     fn id(&mut self, s: &str, slot: usize) -> Option<u32> {
-        let last = self.last.get(slot).copied().unwrap_or(u32::MAX);
-        if self.list.get(last as usize).is_some_and(|l| l == s) {
+        let last = self.last.get(slot).copied().unwrap_or(NO_STRING);
+        if self.lookup(last) == Some(s) {
             return Some(last);
         }
-        let id = match self.ids.get(s) {
-            Some(&id) => id,
-            None => {
-                if !room_in_map(&mut self.ids) || !room_for_one(&mut self.list) {
-                    return None;
-                }
-                let id = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
-                self.ids.insert(s.to_string(), id);
-                self.list.push(s.to_string());
-                id
+        let hash = self.hasher.hash_one(s).to_le_bytes();
+        let mut id = self.by_hash.get(&hash).copied().unwrap_or(NO_STRING);
+        while id != NO_STRING && self.lookup(id) != Some(s) {
+            id = self
+                .same_hash
+                .get(id as usize)
+                .copied()
+                .unwrap_or(NO_STRING);
+        }
+        if id == NO_STRING {
+            if !room_in_map(&mut self.by_hash)
+                || !room_for_one(&mut self.ends)
+                || !room_for_one(&mut self.same_hash)
+                || !room_in_text(&mut self.text, s.len())
+            {
+                return None;
             }
-        };
+            id = u32::try_from(self.ends.len()).unwrap_or(NO_STRING);
+            self.text.push_str(s);
+            self.ends.push(self.text.len());
+            let before = self.by_hash.insert(hash, id);
+            self.same_hash.push(before.unwrap_or(NO_STRING));
+        }
         if let Some(l) = self.last.get_mut(slot) {
             *l = id;
         }
         Some(id)
     }
 
+    /// The string of `id`, if it was given.
+    fn lookup(&self, id: u32) -> Option<&str> {
+        let i = id as usize;
+        let end = *self.ends.get(i)?;
+        let start = match i.checked_sub(1) {
+            Some(before) => *self.ends.get(before)?,
+            None => 0,
+        };
+        self.text.get(start..end)
+    }
+
     fn get(&self, id: u32) -> &str {
-        self.list.get(id as usize).map_or("", String::as_str)
+        self.lookup(id).unwrap_or("")
     }
 }
 
@@ -2062,6 +2100,43 @@ fn strip_eol(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each string one id, whatever the order it comes again in, the empty string too; and
+    /// two strings under one hash (forced here: a 64-bit keyed hash next to never collides)
+    /// are still told apart by their text.
+    #[test]
+    fn strings_are_kept_once_and_told_apart_under_one_hash() {
+        let mut strings = Strings::default();
+        let words: Vec<String> = (0..1000).map(|i| format!("key_{i}")).collect();
+        let ids: Vec<u32> = words.iter().filter_map(|w| strings.id(w, 0)).collect();
+        assert_eq!(ids, (0..1000).collect::<Vec<u32>>());
+        for (w, &id) in words.iter().zip(&ids).rev() {
+            assert_eq!(strings.id(w, 1), Some(id));
+            assert_eq!(strings.get(id), w);
+        }
+        let empty = strings.id("", 1);
+        assert_eq!(empty, Some(1000));
+        assert_eq!(strings.id("", 0), empty);
+        assert_eq!(strings.get(1000), "");
+        assert_eq!(strings.get(5000), "");
+        assert_eq!(
+            strings.text.len(),
+            words.iter().map(String::len).sum::<usize>()
+        );
+
+        // "other" put first in the chain of "key_7"'s hash, as a string with that hash would
+        // be: "key_7" is found past it, by its text, and no new id is given.
+        let h7 = strings.hasher.hash_one("key_7").to_le_bytes();
+        let other = strings.id("other", 0).unwrap_or(NO_STRING);
+        strings.by_hash.insert(h7, other);
+        if let Some(slot) = strings.same_hash.get_mut(other as usize) {
+            *slot = 7;
+        }
+        strings.last = [NO_STRING; 2];
+        assert_eq!(strings.id("key_7", 0), Some(7));
+        assert_eq!(strings.ends.len(), 1002);
+        assert_eq!(strings.get(other), "other");
+    }
 
     /// A lean row keeps what a full row's stats give to the lean form, for every kind, each
     /// stat present or not.
