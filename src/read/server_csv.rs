@@ -1181,9 +1181,8 @@ impl Store {
     /// The info series of the section are complete: each gets its label set (one shared
     /// copy per distinct set).
     fn close_info(&mut self) {
-        for mut o in self.info.close() {
-            crate::sort::sort_by(&mut o.pairs, |a, b| a.cmp(b));
-            let set = self.info.labels(o.pairs, &mut self.label_sets);
+        for o in self.info.close() {
+            let set = self.info.labels(&o.pairs, &mut self.label_sets);
             if self.lean {
                 if let Some(s) = self.lean_series.get_mut(o.at) {
                     s.labels = set;
@@ -1513,23 +1512,31 @@ impl LabelSets {
                 }
             }
         }
-        self.key.clear();
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
         for (name, value) in row_pairs(row, cols) {
-            push_pair(&mut self.key, name, value);
+            push_pair(&mut key, name, value);
         }
-        let id = match self.sets.get(self.key.as_str()).copied() {
+        let id = self.id_of_text(&key);
+        self.key = key;
+        self.last = Some(id);
+        id
+    }
+
+    /// The id of the set whose text is `text` ([`Labels::text`]), added if new; `u32::MAX`
+    /// when a new set's room was refused under a memory budget (the file then fails, see
+    /// `crate::admission`).
+    fn id_of_text(&mut self, text: &str) -> u32 {
+        match self.sets.get(text).copied() {
             Some(id) => id,
-            // Refused under a memory budget: no id (the file fails, see `crate::admission`).
             None if !room_for_one(&mut self.list) || !room_in_map(&mut self.sets) => u32::MAX,
             None => {
-                let labels = Arc::new(Labels::from_text(&self.key));
+                let labels = Arc::new(Labels::from_text(text));
                 let id = self.add(Arc::clone(&labels));
                 self.sets.insert(SetText(labels), id);
                 id
             }
-        };
-        self.last = Some(id);
-        id
+        }
     }
 
     /// A new set's id.
@@ -1574,9 +1581,6 @@ struct InfoSeries {
     open: Vec<OpenInfo>,
     /// Label names and values, each once (`OpenInfo::pairs` holds their ids).
     strings: Strings,
-    /// Label sets of closed series by their sorted pairs (see [`pairs_key`]): their ids in
-    /// the [`LabelSets`] of the rows' sets, one copy each.
-    sets: HashMap<Vec<u8>, u32>,
     /// The keys of the open series with more than [`SCANNED_KEYS`] pairs, by (index in
     /// `open`, key id) (see [`pair_key`]): a set, its values unused, in the map type of
     /// `current`. Eight bytes a key in the table: a `Vec` key was 24 more and an allocation
@@ -1659,16 +1663,10 @@ impl InfoSeries {
         std::mem::take(&mut self.open)
     }
 
-    /// The id in `all` of the label set of sorted (name, value) ids (`u32::MAX` when a new
-    /// set's room was refused under a memory budget: the file then fails).
-    fn labels(&mut self, pairs: Vec<(u32, u32)>, all: &mut LabelSets) -> u32 {
-        let key = pairs_key(&pairs);
-        if let Some(&id) = self.sets.get(&key) {
-            return id;
-        }
-        if !room_in_map(&mut self.sets) || !room_for_one(&mut all.list) {
-            return u32::MAX;
-        }
+    /// The id in `all` (the rows' sets, found by their text: one copy of each set) of the
+    /// label set of (name, value) ids (`u32::MAX` when a new set's room was refused under a
+    /// memory budget: the file then fails).
+    fn labels(&self, pairs: &[(u32, u32)], all: &mut LabelSets) -> u32 {
         // Borrowed from the strings: owned copies were two more allocations a pair.
         let labels = Labels::from_pairs(
             pairs
@@ -1676,9 +1674,7 @@ impl InfoSeries {
                 .map(|&(k, v)| (self.strings.get(k), self.strings.get(v)))
                 .collect::<Vec<_>>(),
         );
-        let id = all.add(Arc::new(labels));
-        self.sets.insert(key, id);
-        id
+        all.id_of_text(labels.text())
     }
 }
 
@@ -1688,11 +1684,6 @@ fn pair_key(a: u32, b: u32) -> [u8; 8] {
     k[..4].copy_from_slice(&a.to_le_bytes());
     k[4..].copy_from_slice(&b.to_le_bytes());
     k
-}
-
-/// A list of id pairs as one map key.
-fn pairs_key(pairs: &[(u32, u32)]) -> Vec<u8> {
-    pairs.iter().flat_map(|&(a, b)| pair_key(a, b)).collect()
 }
 
 /// Strings, each kept once, by id: their bytes one after another in one text, found by a
