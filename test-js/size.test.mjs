@@ -2,9 +2,9 @@
 // Issue 11 asks for at most 250 KB gzip -9 (256,000 bytes as GNU gzip -9 writes them).
 // The full module (every entry of `kvledger`: the visualizer's and the edge worker's) is not
 // there, so this test holds a ceiling a little above today's size, so that nothing grows it
-// unnoticed, and prints how far the goal is. Today: 533,782 B gzip -9, 1,406,114 B raw (2.5 KB
-// more than 531,259 B: linear memory held to a ceiling beside the heap budget, a run's scrapes
-// gathered sized once and sorted in place, BENCHMARKS.md, eighth 2026-12-05 session), built
+// unnoticed, and prints how far the goal is. Today: 534,057 B gzip -9, 1,405,538 B raw (275 B
+// more than 533,782 B: a CSV info section's strings in one text found by a keyed hash and its
+// two-id keys inline, BENCHMARKS.md, ninth 2026-12-05 session), built
 // at opt-level 2 since the pages that count bytes have the pricing module: 506,010 B at "s" and
 // 475 KB at "z", each step 3-20 % slower in Node (Cargo.toml, `profile.wasm-full`). The pricing module
 // (`kvledger/pricing`, at the end, opt-level "z") is within the goal. Every step up and down,
@@ -18,7 +18,7 @@ import { ROOT } from "./lib/util.mjs";
 
 const WASM = `${ROOT}pkg/web/kvledger_bg.wasm`;
 const GOAL_GZIP9 = 256_000;
-const CEILING_GZIP9 = 534_000;
+const CEILING_GZIP9 = 534_300;
 
 test(`pkg/web/kvledger_bg.wasm is at most ${CEILING_GZIP9} B gzip -9 (goal ${GOAL_GZIP9} B)`, () => {
   const raw = statSync(WASM).size;
