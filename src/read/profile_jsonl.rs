@@ -245,26 +245,21 @@ fn parse_phase(
     }
 }
 
-/// Parse one line (`text`: the line as text, when it is UTF-8). The fast path reads it
-/// without tracking the JSON path; only a line that fails is parsed again with tracking, so
-/// its error names the path (the result is the same).
+/// Parse one line the fast reading left (see [`fast`]). It reads it without tracking the JSON
+/// path; only a line that fails is parsed again with tracking, so its error names the path
+/// (the result is the same).
 fn parse_record<'a>(
     file: &str,
     line_no: usize,
     bytes: &'a [u8],
-    text: Option<&'a str>,
     terminated: bool,
 ) -> Result<LineDe<'a>, ReadError> {
     // Bytes after the record are not looked at (nor were they when every line was tracked).
-    // A line known to be UTF-8 is read as text: serde_json then checks no string's UTF-8
-    // again (that check was a tenth of reading a profile JSONL). Any other line is read as
-    // bytes, as before, with the same result and errors (JSON's own strings are checked; a
-    // skipped one is not).
-    let parsed = match text {
-        Some(t) => LineDe::deserialize(&mut serde_json::Deserializer::from_str(t)),
-        None => LineDe::deserialize(&mut serde_json::Deserializer::from_slice(bytes)),
-    };
-    parsed.map_err(|_| record_error(file, line_no, bytes, terminated))
+    // Read as bytes, even a line known to be UTF-8: serde_json then checks its strings' UTF-8
+    // again, on the few lines the fast reading leaves, where a text reader was a second copy of
+    // every derived record parser in the .wasm (14 KB).
+    LineDe::deserialize(&mut serde_json::Deserializer::from_slice(bytes))
+        .map_err(|_| record_error(file, line_no, bytes, terminated))
 }
 
 /// The error of a line that does not parse, with its JSON path. The line is parsed as it is
@@ -319,10 +314,7 @@ fn read_line(
     };
     let (parsed, nulls) = match line.text.and_then(fast::record) {
         Some((parsed, nulls)) => (parsed, Some(nulls)),
-        None => (
-            parse_record(file, line_no, bytes, line.text, line.terminated)?,
-            None,
-        ),
+        None => (parse_record(file, line_no, bytes, line.terminated)?, None),
     };
     let legacy = parsed
         .metadata
