@@ -1581,6 +1581,10 @@ struct InfoSeries {
     open: Vec<OpenInfo>,
     /// Label names and values, each once (`OpenInfo::pairs` holds their ids).
     strings: Strings,
+    /// The text of the set of the series last closed (reused).
+    text: String,
+    /// The pairs of the series last closed, in their rows' order, and their set's id.
+    last_set: (Vec<(u32, u32)>, u32),
     /// The keys of the open series with more than [`SCANNED_KEYS`] pairs, by (index in
     /// `open`, key id) (see [`pair_key`]): a set, its values unused, in the map type of
     /// `current`. Eight bytes a key in the table: a `Vec` key was 24 more and an allocation
@@ -1664,17 +1668,30 @@ impl InfoSeries {
     }
 
     /// The id in `all` (the rows' sets, found by their text: one copy of each set) of the
-    /// label set of (name, value) ids (`u32::MAX` when a new set's room was refused under a
-    /// memory budget: the file then fails).
-    fn labels(&self, pairs: &[(u32, u32)], all: &mut LabelSets) -> u32 {
-        // Borrowed from the strings: owned copies were two more allocations a pair.
-        let labels = Labels::from_pairs(
-            pairs
-                .iter()
-                .map(|&(k, v)| (self.strings.get(k), self.strings.get(v)))
-                .collect::<Vec<_>>(),
-        );
-        all.id_of_text(labels.text())
+    /// label set of (name, value) ids, each name once (`u32::MAX` when a new set's room was
+    /// refused under a memory budget: the file then fails).
+    fn labels(&mut self, pairs: &[(u32, u32)], all: &mut LabelSets) -> u32 {
+        // Endpoints of one deployment mostly list the same pairs in the same order.
+        if !pairs.is_empty() && self.last_set.0 == pairs {
+            return self.last_set.1;
+        }
+        let mut named: Vec<(&str, &str)> = pairs
+            .iter()
+            .map(|&(k, v)| (self.strings.get(k), self.strings.get(v)))
+            .collect();
+        crate::sort::sort_by(&mut named, |a, b| a.0.cmp(b.0));
+        // The set's text written where the last one's was: a set is made only when new.
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        for (name, value) in named {
+            push_pair(&mut text, name, value);
+        }
+        let id = all.id_of_text(&text);
+        self.text = text;
+        self.last_set.0.clear();
+        self.last_set.0.extend_from_slice(pairs);
+        self.last_set.1 = id;
+        id
     }
 }
 
@@ -1701,8 +1718,9 @@ struct Strings {
     /// 64-bit keyed hash next to never, and are then told apart by their text.
     same_hash: Vec<u32>,
     hasher: Keyed,
-    /// The ids last given for a key and for a value (an info section lists one key, often
-    /// with one value, on every endpoint in turn), checked before hashing.
+    /// The ids last given for a key and for a value, checked before hashing, and the ids
+    /// after them: an info section lists an endpoint's keys in the order the first endpoint
+    /// listed them, so each key (and often its value) was given the id after the last one's.
     last: [u32; 2],
 }
 
@@ -1714,35 +1732,45 @@ impl Strings {
     /// when a new string's room was refused under a memory budget (the file then fails).
     fn id(&mut self, s: &str, slot: usize) -> Option<u32> {
         let last = self.last.get(slot).copied().unwrap_or(NO_STRING);
-        if self.lookup(last) == Some(s) {
-            return Some(last);
+        let guessed = [last, last.wrapping_add(1)]
+            .into_iter()
+            .find(|&id| self.lookup(id) == Some(s));
+        let id = match guessed {
+            Some(id) => id,
+            None => self.found_or_added(s)?,
+        };
+        if let Some(l) = self.last.get_mut(slot) {
+            *l = id;
         }
+        Some(id)
+    }
+
+    /// The id of `s` found by its hash, or given to it now (None: see [`Strings::id`]).
+    fn found_or_added(&mut self, s: &str) -> Option<u32> {
         let hash = self.hasher.hash_one(s).to_le_bytes();
         let mut id = self.by_hash.get(&hash).copied().unwrap_or(NO_STRING);
-        while id != NO_STRING && self.lookup(id) != Some(s) {
+        while id != NO_STRING {
+            if self.lookup(id) == Some(s) {
+                return Some(id);
+            }
             id = self
                 .same_hash
                 .get(id as usize)
                 .copied()
                 .unwrap_or(NO_STRING);
         }
-        if id == NO_STRING {
-            if !room_in_map(&mut self.by_hash)
-                || !room_for_one(&mut self.ends)
-                || !room_for_one(&mut self.same_hash)
-                || !room_in_text(&mut self.text, s.len())
-            {
-                return None;
-            }
-            id = u32::try_from(self.ends.len()).unwrap_or(NO_STRING);
-            self.text.push_str(s);
-            self.ends.push(self.text.len());
-            let before = self.by_hash.insert(hash, id);
-            self.same_hash.push(before.unwrap_or(NO_STRING));
+        if !room_in_map(&mut self.by_hash)
+            || !room_for_one(&mut self.ends)
+            || !room_for_one(&mut self.same_hash)
+            || !room_in_text(&mut self.text, s.len())
+        {
+            return None;
         }
-        if let Some(l) = self.last.get_mut(slot) {
-            *l = id;
-        }
+        let id = u32::try_from(self.ends.len()).unwrap_or(NO_STRING);
+        self.text.push_str(s);
+        self.ends.push(self.text.len());
+        let before = self.by_hash.insert(hash, id);
+        self.same_hash.push(before.unwrap_or(NO_STRING));
         Some(id)
     }
 
