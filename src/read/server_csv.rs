@@ -1680,16 +1680,24 @@ impl InfoSeries {
             .map(|&(k, v)| (self.strings.get(k), self.strings.get(v)))
             .collect();
         crate::sort::sort_by(&mut named, |a, b| a.0.cmp(b.0));
-        // The set's text written where the last one's was: a set is made only when new.
+        // The set's text written where the last one's was: a set is made only when new. (Each
+        // length takes a byte below 64.)
         let mut text = std::mem::take(&mut self.text);
         text.clear();
+        text.reserve(named.iter().map(|(n, v)| n.len() + v.len() + 2).sum());
         for (name, value) in named {
             push_pair(&mut text, name, value);
         }
         let id = all.id_of_text(&text);
-        self.text = text;
+        // A large set's buffer is not kept for the rest of the file.
+        if text.capacity() <= 4096 {
+            self.text = text;
+        }
+        // Remembered when small (a copy of a large set's pairs is not worth its memory).
         self.last_set.0.clear();
-        self.last_set.0.extend_from_slice(pairs);
+        if pairs.len() <= 64 {
+            self.last_set.0.extend_from_slice(pairs);
+        }
         self.last_set.1 = id;
         id
     }
