@@ -12,6 +12,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { apiWithMemory } from "./lib/util.mjs";
 
 const HEADERS = {
   gauges: "Endpoint,Type,Metric,Unit,avg,min,max,std,p1,p5,p10,p25,p50,p75,p90,p95,p99,engine,model_name,Description",
@@ -62,13 +63,8 @@ function host(i) {
 
 /** In the child: stream the shape (refused), then a small one of it; print what happened. */
 async function child(shape) {
-  const { readFileSync } = await import("node:fs");
-  const path = await import("node:path");
-  const { accountStream } = await import("../js/node.mjs");
-  const glue = await import("../pkg/web/kvledger.js");
-  const root = fileURLToPath(new URL("../", import.meta.url));
-  const wasm = glue.initSync({ module: readFileSync(path.join(root, "pkg/web/kvledger_bg.wasm")) });
-  const linearMemory = () => wasm.memory.buffer.byteLength;
+  const { api, linearMemory } = await apiWithMemory();
+  const { accountStream } = api;
   const { name, chunks, budget } = SHAPES[shape];
   let high = linearMemory();
   const refused = await accountStream([{ name, stream: chunks(1_000_000) }], budget === undefined ? null : { memory_budget: budget }, {

@@ -16,6 +16,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { apiWithMemory } from "./lib/util.mjs";
 
 const MIB = 2 ** 20;
 
@@ -56,12 +57,8 @@ const CASES = {
  * after measuring), then a tenth of it; print what happened.
  */
 async function child(name) {
-  const { readFileSync } = await import("node:fs");
-  const path = await import("node:path");
-  const { accountStream, accountRun } = await import("../js/node.mjs");
-  const glue = await import("../pkg/web/kvledger.js");
-  const root = fileURLToPath(new URL("../", import.meta.url));
-  const wasm = glue.initSync({ module: readFileSync(path.join(root, "pkg/web/kvledger_bg.wasm")) });
+  const { api, linearMemory } = await apiWithMemory();
+  const { accountStream, accountRun } = api;
   const stream = (files) => files.map(({ name, bytes }) => ({ name, stream: bytes }));
   const { files, few: fewOf } = CASES[name];
   const all = files();
@@ -70,7 +67,7 @@ async function child(name) {
     (a) => ((accounted = a), null),
     (e) => ({ code: e.code, file: e.file }),
   );
-  const high = wasm.memory.buffer.byteLength;
+  const high = linearMemory();
   const sameAll = accounted === null || JSON.stringify(accounted) === JSON.stringify(accountRun(all));
   const few = fewOf();
   const same = sameAll && JSON.stringify(await accountStream(stream(few))) === JSON.stringify(accountRun(few));

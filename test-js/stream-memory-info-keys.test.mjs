@@ -11,6 +11,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { apiWithMemory } from "./lib/util.mjs";
 
 const KEYS = 400_000;
 const NAME = "server_metrics_export.csv";
@@ -35,13 +36,8 @@ function* chunks() {
 
 /** In the child: stream the CSV at the default budget, then account the same bytes whole. */
 async function child() {
-  const { readFileSync } = await import("node:fs");
-  const path = await import("node:path");
-  const { accountStream, accountRun } = await import("../js/node.mjs");
-  const glue = await import("../pkg/web/kvledger.js");
-  const root = fileURLToPath(new URL("../", import.meta.url));
-  const wasm = glue.initSync({ module: readFileSync(path.join(root, "pkg/web/kvledger_bg.wasm")) });
-  const linearMemory = () => wasm.memory.buffer.byteLength;
+  const { api, linearMemory } = await apiWithMemory();
+  const { accountStream, accountRun } = api;
   let high = linearMemory();
   const streamed = await accountStream([{ name: NAME, stream: chunks() }], null, {
     onProgress: () => (high = Math.max(high, linearMemory())),

@@ -209,3 +209,15 @@ export async function checkApi(t, k) {
     assert.equal(r.endpoints[0].last_fetch_ns, "1765793114960054143");
   });
 }
+
+/**
+ * The package's Node API, and the size of the linear memory of the module it runs on (set up
+ * here before any call; memory tests run it in a process of their own, as linear memory only
+ * grows).
+ */
+export async function apiWithMemory() {
+  const api = await import("../../js/node.mjs");
+  const glue = await import("../../pkg/web/kvledger.js");
+  const wasm = glue.initSync({ module: readFileSync(path.join(ROOT, "pkg/web/kvledger_bg.wasm")) });
+  return { api, linearMemory: () => wasm.memory.buffer.byteLength };
+}
