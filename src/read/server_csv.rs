@@ -1583,8 +1583,10 @@ struct InfoSeries {
     strings: Strings,
     /// The text of the set of the series last closed (reused).
     text: String,
-    /// The pairs of the series last closed, in their rows' order, and their set's id.
-    last_set: (Vec<(u32, u32)>, u32),
+    /// The pairs of the series last closed, in their rows' order (none when it had many),
+    /// and their set's id.
+    last_pairs: Vec<(u32, u32)>,
+    last_set: u32,
     /// The keys of the open series with more than [`SCANNED_KEYS`] pairs, by (index in
     /// `open`, key id) (see [`pair_key`]): a set, its values unused, in the map type of
     /// `current`. Eight bytes a key in the table: a `Vec` key was 24 more and an allocation
@@ -1672,8 +1674,8 @@ impl InfoSeries {
     /// refused under a memory budget: the file then fails).
     fn labels(&mut self, pairs: &[(u32, u32)], all: &mut LabelSets) -> u32 {
         // Endpoints of one deployment mostly list the same pairs in the same order.
-        if !pairs.is_empty() && self.last_set.0 == pairs {
-            return self.last_set.1;
+        if !pairs.is_empty() && self.last_pairs == pairs {
+            return self.last_set;
         }
         let mut named: Vec<(&str, &str)> = pairs
             .iter()
@@ -1694,11 +1696,11 @@ impl InfoSeries {
             self.text = text;
         }
         // Remembered when small (a copy of a large set's pairs is not worth its memory).
-        self.last_set.0.clear();
+        self.last_pairs.clear();
         if pairs.len() <= 64 {
-            self.last_set.0.extend_from_slice(pairs);
+            self.last_pairs.extend_from_slice(pairs);
         }
-        self.last_set.1 = id;
+        self.last_set = id;
         id
     }
 }
@@ -1713,8 +1715,7 @@ fn pair_key(a: u32, b: u32) -> [u8; 8] {
 
 /// Strings, each kept once, by id: their bytes one after another in one text, found by a
 /// keyed hash. A `String` in a table and another in a list held every name twice, 140 bytes
-/// a string in all (an info metric of 100,000 keys, 5.5 MB, peaked at 46 MB); one shared
-/// allocation each, still 85.
+/// a string in all (an info metric of 100,000 keys, 5.5 MB, peaked at 46 MB).
 #[derive(Default)]
 struct Strings {
     text: String,
