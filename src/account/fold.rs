@@ -314,7 +314,7 @@ impl SampleBuf {
         }
     }
 
-    fn set_first_carried_ns(&mut self, t: Option<u64>) {
+    pub(crate) fn set_first_carried_ns(&mut self, t: Option<u64>) {
         match (std::mem::take(&mut self.held), t) {
             (Held::Empty, _) => {}
             (Held::Lone(s) | Held::LoneFinal(s), None) => self.held = Held::Lone(s),

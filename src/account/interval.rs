@@ -417,10 +417,7 @@ pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounde
         .get()
         .filter(|t| finite_nonneg(*t))
         .unwrap_or(0.0);
-    let csv_disagrees = match (ev.stats_total.get(), ev.csv_total()) {
-        (Some(j), Some(c)) => (j - c).abs() > 1e-4 + 1e-9 * j.abs().max(c.abs()),
-        _ => false,
-    };
+    let csv_disagrees = totals_disagree(ev);
     let slices_disagree = slices_contradict_samples(ev, &samples, &ev.slices)
         || slices_contradict_samples(ev, &samples, ev.warmup_slices());
     let mut result = Bounded {
@@ -492,6 +489,27 @@ pub fn bound(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> Bounde
     }
     result.non_finite |= !result.interval.est.is_finite();
     result
+}
+
+/// Whether [`bound`] finds `ev`'s evidence contradicting itself (its `conflict`), bounding
+/// only where that can be so. Without slices nothing can contradict the samples, and there is
+/// at most one candidate (the raw scrapes: a stats total bounds only beside slices, see
+/// [`covered_total`]), which never contradicts itself: only the JSON and CSV totals can
+/// disagree. A run's scrapes alone, or its CSV, then cost no decoding of every series'
+/// samples (`Ctx::find_distrust` asks this of every series before any is bounded).
+pub fn conflicts(ev: &SeriesEvidence, at: &SeriesContext, policy: &Policy) -> bool {
+    if ev.slices.is_empty() && ev.warmup_slices().is_empty() {
+        return totals_disagree(ev);
+    }
+    bound(ev, at, policy).conflict
+}
+
+/// The JSON export's `stats.total` and its CSV twin's differ beyond the CSV's rounding.
+fn totals_disagree(ev: &SeriesEvidence) -> bool {
+    match (ev.stats_total.get(), ev.csv_total()) {
+        (Some(j), Some(c)) => (j - c).abs() > 1e-4 + 1e-9 * j.abs().max(c.abs()),
+        _ => false,
+    }
 }
 
 /// AIPerf computes each slice from the same scrapes the JSONL holds: the value at a boundary
@@ -578,6 +596,7 @@ fn covered_total(ev: &SeriesEvidence, at: &SeriesContext, w: Window) -> Option<f
 mod tests {
     use super::*;
     use crate::account::evidence::RareEvidence;
+    use crate::account::fold::SampleBuf;
 
     const W: Window = Window {
         start_ns: 10_000_000_000,
@@ -756,5 +775,109 @@ mod tests {
             ..Default::default()
         };
         assert!(bound(&ev, &at(W, None), &Policy::default()).non_finite);
+    }
+
+    /// `conflicts` decides as `bound` does on every mix of evidence: with and without
+    /// samples (rising, falling, non-finite, clashing, carried or not), totals (JSON, CSV, agreeing or not,
+    /// non-finite), slices and warmup slices (agreeing with the samples or not), windows,
+    /// coverage, restarts, thinning and phase-scoped totals under either policy.
+    #[test]
+    fn conflicts_decides_as_bound() {
+        let sample_sets: Vec<Vec<(u64, f64)>> = vec![
+            vec![],
+            vec![(9 * S, 100.0), (15 * S, 400.0), (21 * S, 1000.0)],
+            vec![(9 * S, 100.0), (12 * S, 50.0), (19 * S, 60.0)],
+            vec![(11 * S, 5.0), (19 * S, f64::NAN)],
+            vec![(9 * S, 0.0), (21 * S, f64::INFINITY)],
+            vec![(12 * S, 7.0)],
+            vec![
+                (9 * S, 0.0),
+                (11 * S, 100.0),
+                (19 * S, 900.0),
+                (21 * S, 1000.0),
+            ],
+        ];
+        let totals = [None, Some(900.0), Some(100.0), Some(f64::NAN), Some(-1.0)];
+        let csv_totals = [None, Some(900.0), Some(900.00001), Some(3.0)];
+        let slice_sets = [
+            vec![],
+            slices(&[90.0; 10], 10 * S),
+            slices(&[1.0; 10], 10 * S),
+            slices(&[500.0; 3], 9 * S),
+        ];
+        let warmups = [vec![], slices(&[200.0, 250.0], 8 * S)];
+        let covs = [
+            None,
+            Some(Coverage {
+                first_ns: Some(9 * S),
+                last_ns: Some(21 * S),
+            }),
+        ];
+        let trusting = Policy {
+            trust_phase_totals: true,
+            ..Policy::default()
+        };
+        let (mut compared, mut found_with_slices) = (0, [0, 0]);
+        for samples in &sample_sets {
+            for total in totals {
+                for csv in csv_totals {
+                    for sl in &slice_sets {
+                        for warm in &warmups {
+                            for flags in 0..32u8 {
+                                let rare = (csv.is_some() || !warm.is_empty()).then(|| {
+                                    Box::new(RareEvidence {
+                                        warmup_total: None,
+                                        warmup_slices: warm.clone().into(),
+                                        csv_total: csv,
+                                    })
+                                });
+                                let mut buf = SampleBuf::from(samples.clone());
+                                if flags & 16 != 0 {
+                                    buf.set_first_carried_ns(samples.first().map(|s| s.0));
+                                }
+                                let ev = SeriesEvidence {
+                                    stats_total: total.into(),
+                                    slices: sl.clone().into(),
+                                    samples: buf,
+                                    coarsened: flags & 1 != 0,
+                                    phase_scoped: flags & 2 != 0,
+                                    sample_conflict: flags & 4 != 0,
+                                    rare,
+                                };
+                                let restarted = flags & 8 != 0;
+                                for window in [Some(W), None] {
+                                    for coverage in covs {
+                                        let at = SeriesContext {
+                                            window,
+                                            coverage,
+                                            restarted,
+                                            ..SeriesContext::default()
+                                        };
+                                        for policy in [&Policy::default(), &trusting] {
+                                            let found = conflicts(&ev, &at, policy);
+                                            assert_eq!(
+                                                found,
+                                                bound(&ev, &at, policy).conflict,
+                                                "{ev:?} {window:?} {coverage:?} {restarted}"
+                                            );
+                                            compared += 1;
+                                            if found {
+                                                found_with_slices[usize::from(!sl.is_empty())] += 1;
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(compared, 7 * 5 * 4 * 4 * 2 * 32 * 8);
+        // Both ways of conflicting are among the cases: the totals alone, and the slices.
+        assert!(
+            found_with_slices.iter().all(|n| *n > 0),
+            "{found_with_slices:?}"
+        );
     }
 }

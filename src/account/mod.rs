@@ -87,7 +87,7 @@ impl Ctx<'_> {
     /// Does any series' evidence contradict itself across kinds? Then no kind narrows another.
     fn find_distrust(mut self) -> Self {
         self.distrust = self.ev.series.iter().any(|(k, e)| {
-            interval::bound(e, &self.series_context(&k.endpoint_url), self.policy).conflict
+            interval::conflicts(e, &self.series_context(&k.endpoint_url), self.policy)
         });
         self
     }
