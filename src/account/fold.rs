@@ -189,7 +189,9 @@ impl SampleBuf {
             Held::Empty | Held::Many(_) => return,
         };
         let mut d = SampleData {
-            bytes: Vec::new(),
+            // Room for the first two samples (an epoch time alone takes nine bytes): grown
+            // from nothing, the bytes were allocated and moved three times by the second.
+            bytes: Vec::with_capacity(32),
             last_t: 0,
             last_int: 0,
             len: 1,
