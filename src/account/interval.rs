@@ -778,9 +778,9 @@ mod tests {
     }
 
     /// `conflicts` decides as `bound` does on every mix of evidence: with and without
-    /// samples (rising, falling, non-finite, clashing, carried or not), totals (JSON, CSV, agreeing or not,
-    /// non-finite), slices and warmup slices (agreeing with the samples or not), windows,
-    /// coverage, restarts, thinning and phase-scoped totals under either policy.
+    /// samples (rising, falling, non-finite, clashing, carried or not), totals (JSON, CSV,
+    /// agreeing or not, non-finite), slices and warmup slices (agreeing with the samples or
+    /// not), windows, coverage, restarts, thinning and phase-scoped totals under either policy.
     #[test]
     fn conflicts_decides_as_bound() {
         let sample_sets: Vec<Vec<(u64, f64)>> = vec![
